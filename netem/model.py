@@ -1,0 +1,173 @@
+"""The link model: what one direction of an emulated link does to packets.
+
+These pydantic models are the configuration language of a link, shared by the scenario files,
+both backends (tc and the userspace emulator linkem) and the calibrator. They hold values as
+the user wrote them (units in names); backends convert them to what they need.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Percent = Annotated[float, Field(ge=0.0, le=100.0)]
+
+
+class Strict(BaseModel):
+    """Base for config models: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------------- rate
+
+
+class TraceRate(Strict):
+    """A throughput trace replayed as the link's service rate."""
+
+    file: Path = Field(description="trace file; relative paths resolve against the scenario file")
+    format: Literal["mahimahi", "schedule", "csv"] = Field(
+        description="mahimahi: one line per 1500-byte delivery opportunity (ms); "
+        "schedule: two columns `time_s rate_mbps`, tab or space; csv: named columns"
+    )
+    time_column: str | None = Field(default=None, description="csv only: the time column (s)")
+    rate_column: str | None = Field(default=None, description="csv only: the rate column")
+    rate_unit: Literal["bps", "kbps", "mbps"] | None = Field(
+        default=None, description="csv only: unit of the rate column (bit/s, kbit/s, Mbit/s)"
+    )
+    loop: bool = Field(default=True, description="wrap around at the end of the trace")
+    scale: float = Field(default=1.0, gt=0.0, description="multiply every rate by this")
+    target_mean_mbps: float | None = Field(
+        default=None, gt=0.0, description="rescale so the mean rate is this (after cutting)"
+    )
+
+    @model_validator(mode="after")
+    def _csv_columns(self) -> TraceRate:
+        if self.format == "csv" and not (self.time_column and self.rate_column and self.rate_unit):
+            raise ValueError("format 'csv' needs time_column, rate_column and rate_unit")
+        if self.format != "csv" and (self.time_column or self.rate_column or self.rate_unit):
+            raise ValueError("time_column/rate_column/rate_unit are only for format 'csv'")
+        if self.scale != 1.0 and self.target_mean_mbps is not None:
+            raise ValueError("give either scale or target_mean_mbps, not both")
+        return self
+
+
+# --------------------------------------------------------------------------- loss
+
+
+class NoLoss(Strict):
+    model: Literal["none"] = "none"
+
+
+class IidLoss(Strict):
+    model: Literal["iid"]
+    loss_pct: Percent
+
+
+class GilbertElliottLoss(Strict):
+    """netem's `loss gemodel p r 1-h 1-k`, all in percent.
+
+    p: good→bad transition probability; r: bad→good; one_minus_h: loss probability in the bad
+    state; one_minus_k: loss probability in the good state.
+    """
+
+    model: Literal["gilbert_elliott"]
+    p_pct: Percent
+    r_pct: Percent | None = Field(default=None, description="None: 100 - p_pct (netem)")
+    one_minus_h_pct: Percent = 100.0
+    one_minus_k_pct: Percent = 0.0
+
+    @property
+    def r_effective_pct(self) -> float:
+        return 100.0 - self.p_pct if self.r_pct is None else self.r_pct
+
+
+class GilbertElliottMeanLoss(Strict):
+    """Convenience form: mean loss rate and mean burst length (packets), converted exactly to
+    the simple Gilbert model (1-h = 100 %, 1-k = 0 %): r = 1/burst, p = r·loss/(1-loss)."""
+
+    model: Literal["gilbert_elliott_mean"]
+    loss_pct: Annotated[float, Field(ge=0.0, lt=100.0)]
+    burst_pkts: Annotated[float, Field(ge=1.0)]
+
+
+class FourStateLoss(Strict):
+    """netem's `loss state p13 p31 p32 p23 p14` (percent), the 4-state Markov model."""
+
+    model: Literal["four_state"]
+    p13_pct: Percent
+    p31_pct: Percent = 100.0
+    p32_pct: Percent = 0.0
+    p23_pct: Percent = 100.0
+    p14_pct: Percent = 0.0
+
+
+Loss = Annotated[
+    NoLoss | IidLoss | GilbertElliottLoss | GilbertElliottMeanLoss | FourStateLoss,
+    Field(discriminator="model"),
+]
+
+
+# --------------------------------------------------------------------------- queue
+
+
+class Queue(Strict):
+    """The bottleneck queue. Exactly one of limit_bytes, limit_packets, bdp_factor."""
+
+    limit_bytes: int | None = Field(default=None, gt=0)
+    limit_packets: int | None = Field(default=None, gt=0)
+    bdp_factor: float | None = Field(
+        default=None, gt=0.0, description="limit = factor × rate × rtt_ms (bytes)"
+    )
+    rtt_ms: float | None = Field(
+        default=None, gt=0.0, description="RTT for the BDP; default: twice this link's delay"
+    )
+    drop: Literal["tail", "head"] = "tail"
+
+    @model_validator(mode="after")
+    def _one_limit(self) -> Queue:
+        given = [x for x in (self.limit_bytes, self.limit_packets, self.bdp_factor) if x]
+        if len(given) != 1:
+            raise ValueError("give exactly one of limit_bytes, limit_packets, bdp_factor")
+        if self.rtt_ms is not None and self.bdp_factor is None:
+            raise ValueError("rtt_ms is only used with bdp_factor")
+        return self
+
+
+# --------------------------------------------------------------------------- a direction
+
+
+class Direction(Strict):
+    """One direction of an emulated link: queue → rate server → delay line → loss."""
+
+    rate_mbps: float | None = Field(
+        default=None, gt=0.0, le=100_000.0, description="constant rate (Mbit/s)"
+    )
+    trace: TraceRate | None = None
+    unlimited: bool = Field(default=False, description="no rate limit (delay/loss only)")
+    delay_ms: float = Field(default=0.0, ge=0.0, le=10_000.0)
+    jitter_ms: float = Field(default=0.0, ge=0.0, le=10_000.0)
+    jitter_reorder: bool = Field(
+        default=False, description="let jitter reorder packets (netem's default); off: FIFO"
+    )
+    loss: Loss = Field(default_factory=NoLoss)
+    queue: Queue = Field(default_factory=lambda: Queue(bdp_factor=1.0))
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> Direction:
+        given = sum([self.rate_mbps is not None, self.trace is not None, self.unlimited])
+        if given != 1:
+            raise ValueError("give exactly one of rate_mbps, trace, unlimited: true")
+        if self.unlimited and self.queue.bdp_factor is not None:
+            raise ValueError("an unlimited link has no BDP: give queue.limit_bytes/limit_packets")
+        return self
+
+
+class Link(Strict):
+    """A bidirectional emulated link. In the access topology uplink is guest→host."""
+
+    backend: Literal["auto", "tc", "userspace"] = "auto"
+    uplink: Direction
+    downlink: Direction
