@@ -1,0 +1,69 @@
+# priolab: the two commands. Both do every set-up step themselves on a fresh Debian 12
+# machine as root, and skip what is already done.
+#   make reproduce   install, build, run the quick reproduction of RISE, print the summary
+#   make test        install, build, run every test (Rust and Python) and the linters
+
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+export DEBIAN_FRONTEND := noninteractive
+
+VENV := .venv
+PY := $(VENV)/bin/python
+SCENARIO ?= scenarios/quick.yaml
+CORES ?= 2
+
+# Debian packages: Mininet and its tools, traffic tools, the Python venv, ffmpeg for
+# frame-size traces, SSH for the testbed tests.
+APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
+	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
+	ffmpeg openssh-server openssh-client sshpass rsync
+
+.PHONY: setup apt venv build reproduce test test-rust test-python lint clean-results doctor
+
+setup: apt venv build
+
+apt:
+	@missing=$$(for p in $(APT_PKGS); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "apt: installing $$missing"; \
+		apt-get update && apt-get install -y --no-install-recommends $$missing; \
+	else echo "apt: all packages present"; fi
+	@command -v cargo >/dev/null || { echo "cargo not found: installing Debian's rust toolchain"; \
+		apt-get update && apt-get install -y --no-install-recommends cargo rustc; }
+
+# The venv uses Debian's python3 so that Debian's mininet module is importable.
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,testbed]'
+	touch $@
+
+build:
+	cargo build --release --workspace --locked
+
+doctor: setup
+	$(VENV)/bin/priolab doctor
+
+reproduce: setup
+	$(VENV)/bin/snakemake --cores $(CORES) --config scenario=$(SCENARIO) --rerun-incomplete
+	$(VENV)/bin/python -m analysis.show results/$$($(PY) -c "import sys; from priolab.scenario import load; print(load(sys.argv[1]).name)" $(SCENARIO))
+
+test: setup lint test-rust test-python
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --release --workspace --all-targets --locked -- -D warnings
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test-rust:
+	cargo test --release --workspace --locked
+
+test-python:
+	$(VENV)/bin/pytest -q -ra
+
+clean-results:
+	rm -rf results .snakemake

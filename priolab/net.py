@@ -1,0 +1,85 @@
+"""Build a scenario's topology as a real Mininet network, and run commands in its nodes."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from mininet.net import Mininet
+
+from priolab.scenario import Topology
+from priolab.workloads.base import Pair
+from topologies.access import GUEST_IP, HOST_IP, AccessTopo
+from topologies.common import bridge, disable_offloads
+from topologies.dumbbell import DumbbellTopo, receiver_ip, sender_ip
+
+
+class MininetExec:
+    """`netem.backend.NodeExec` over a Mininet node: argv lists run in the node's namespace."""
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self.name: str = node.name
+
+    def _argv(self, argv: list[str]) -> list[str]:
+        # mnexec -a PID: attach to the node's namespaces (as Mininet's popen does).
+        return ["mnexec", "-da", str(self.node.pid), *argv]
+
+    def run(self, argv: list[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self._argv(argv), capture_output=True, text=True, check=check)
+
+    def popen(self, argv: list[str], *, stdout: Any, stderr: Any) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            self._argv(argv), stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL
+        )
+
+
+def _runner(node: Any) -> Any:
+    ex = MininetExec(node)
+    return lambda argv: ex.run(argv, check=False)
+
+
+def _intfs(node: Any) -> list[str]:
+    return [i for i in node.intfNames() if i != "lo"]
+
+
+@dataclass
+class Network:
+    net: Mininet
+    emu: MininetExec
+    emu_up_in: str  # the emulator's interface facing the guest/senders
+    emu_up_out: str  # the one facing the host/receivers
+    pairs: tuple[Pair, ...]
+
+    def node(self, name: str) -> MininetExec:
+        return MininetExec(self.net[name])
+
+    def interfaces(self) -> dict[str, list[str]]:
+        return {n.name: _intfs(n) for n in self.net.hosts}
+
+
+def build(topology: Topology) -> Network:
+    """Build and start the network. The caller must call `net.stop()` (see run.py)."""
+    if topology.kind == "access":
+        topo: Any = AccessTopo()
+        pairs: tuple[Pair, ...] = (Pair("guest", "host", GUEST_IP, HOST_IP),)
+    else:
+        topo = DumbbellTopo(n=topology.pairs)
+        pairs = tuple(
+            Pair(f"snd{i}", f"rcv{i}", sender_ip(i), receiver_ip(i))
+            for i in range(1, topology.pairs + 1)
+        )
+    net = Mininet(topo=topo, controller=None, switch=None, build=False, waitConnected=False)
+    try:
+        net.build()
+        net.start()
+        for h in net.hosts:
+            disable_offloads(_runner(h), _intfs(h))
+        if topology.kind == "dumbbell":
+            for side in ("left", "right"):
+                bridge(_runner(net[side]), "br0", _intfs(net[side]))
+    except BaseException:
+        net.stop()
+        raise
+    return Network(net, MininetExec(net["emu"]), "emu-eth0", "emu-eth1", pairs)

@@ -1,0 +1,54 @@
+"""Provenance for metadata.json: git commit and dirty flag, tool versions, the host."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from priolab.paths import REPO_ROOT
+
+
+def _out(argv: list[str], cwd: Path | None = None) -> str | None:
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=10, cwd=cwd)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (r.stdout or r.stderr).strip()
+    return text.splitlines()[0] if text else None
+
+
+def git_info() -> dict[str, Any]:
+    commit = _out(["git", "rev-parse", "HEAD"], REPO_ROOT)
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True, text=True, cwd=REPO_ROOT, check=False,
+    )  # fmt: skip
+    return {
+        "commit": commit if commit and len(commit) == 40 else None,
+        "dirty": bool(status.stdout.strip()) if status.returncode == 0 else None,
+    }
+
+
+def versions(extra: list[list[str]] | None = None) -> dict[str, str | None]:
+    out: dict[str, str | None] = {
+        "python": sys.version.split()[0],
+        "kernel": platform.release(),
+    }
+    try:
+        import mininet.net
+
+        out["mininet"] = getattr(mininet.net, "VERSION", None)
+    except ImportError:
+        out["mininet"] = None
+    for argv in [["ip", "-V"], ["tc", "-V"], ["ethtool", "--version"], *(extra or [])]:
+        out[Path(argv[0]).name] = _out(argv)
+    return out
+
+
+def host_info() -> dict[str, Any]:
+    import os
+
+    return {"hostname": platform.node(), "cpus": os.cpu_count()}

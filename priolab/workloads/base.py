@@ -1,0 +1,65 @@
+"""What a workload is to the run of one experiment: a parameter model and a process plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One guest/host pair of a topology: node names and the host's address."""
+
+    guest: str
+    host: str
+    guest_ip: str
+    host_ip: str
+
+
+@dataclass(frozen=True)
+class RunContext:
+    run_dir: Path
+    duration_s: float
+    seed: int
+    base_dir: Path  # the scenario file's folder: relative paths resolve here
+    pairs: tuple[Pair, ...]
+
+
+@dataclass(frozen=True)
+class ProcessSpec:
+    """One process to start in one node, as an argv list.
+
+    `wait_for_file`: start only once this file exists (e.g. the host's certificate).
+    `start_delay_s`: wait this long after the previous process started (e.g. a server binding).
+    `runs_to_end`: True if the process exits by itself at the end of the run (exit code
+    0 expected); False for servers the harness stops with SIGTERM.
+    """
+
+    name: str
+    node: str
+    argv: list[str]
+    wait_for_file: Path | None = None
+    start_delay_s: float = 0.0
+    runs_to_end: bool = True
+    ok_exit_codes: tuple[int, ...] = (0,)
+    env: dict[str, str] = field(default_factory=dict)
+
+
+class Workload(Protocol):
+    kind: str
+    params_model: type[BaseModel]
+
+    def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
+        """Problems that need the file system (missing files): (key, message)."""
+        ...
+
+    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
+        """The processes of one run, in start order."""
+        ...
+
+    def tools(self) -> list[list[str]]:
+        """argv lists that print the versions of the tools this workload runs."""
+        ...

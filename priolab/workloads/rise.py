@@ -1,0 +1,114 @@
+"""The RISE workload: one `rise` endpoint per host (Host = QUIC server, Guest = client).
+
+Schemes of SPEC-rise.md map to the two per-endpoint switches: nopri (both off), pri (both
+on), pri-u (Guest only: the uplink sender), pri-d (Host only).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from priolab.paths import REPO_ROOT
+from priolab.workloads.base import ProcessSpec, RunContext
+
+
+class RiseParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    video_bitrate_mbps: float = Field(default=30.0, gt=0.0, le=1000.0)
+    fps: float = Field(default=30.0, gt=0.0, le=240.0)
+    frame_size_sigma: float = Field(default=0.2, ge=0.0, le=3.0)
+    keyframe_factor: float = Field(default=9.0, ge=1.0, le=9.0)
+    frame_trace: Path | None = None
+    tracking_hz: float = Field(default=60.0, gt=0.0, le=1000.0)
+    tracking_speed_deg_s: float | None = Field(default=None, ge=0.0, le=1000.0)
+    tracking_trace: Path | None = None
+    prio_guest: bool = True
+    prio_host: bool = True
+    buffer_bytes: int = Field(default=1_048_576, ge=1500, le=1 << 30)
+    quinn_datagram_buffer_bytes: int = Field(default=1500, ge=1200, le=1 << 30)
+    cc: Literal["cubic", "newreno", "bbr"] = "cubic"
+    deadline_ms: float = Field(default=1000.0, gt=0.0, le=60_000.0)
+    max_retx: int = Field(default=3, ge=0, le=100)
+    port: int = Field(default=4433, ge=1024, le=65535)
+
+    @model_validator(mode="after")
+    def _one_tracking(self) -> RiseParams:
+        if (self.tracking_speed_deg_s is None) == (self.tracking_trace is None):
+            raise ValueError("give exactly one of tracking_speed_deg_s, tracking_trace")
+        return self
+
+
+def rise_binary() -> str:
+    return os.environ.get("PRIOLAB_RISE", str(REPO_ROOT / "target" / "release" / "rise"))
+
+
+def _resolve(p: Path, base_dir: Path) -> Path:
+    return p if p.is_absolute() else (base_dir / p).resolve()
+
+
+class Rise:
+    kind = "rise"
+    params_model = RiseParams
+
+    def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
+        assert isinstance(params, RiseParams)
+        out = []
+        for key in ("frame_trace", "tracking_trace"):
+            p = getattr(params, key)
+            if p is not None and not _resolve(p, base_dir).is_file():
+                out.append((key, f"file not found: {_resolve(p, base_dir)}"))
+        return out
+
+    def _common(self, params: RiseParams, ctx: RunContext, prio: bool) -> list[str]:
+        argv = [
+            "--duration-s", f"{ctx.duration_s:g}",
+            "--seed", str(ctx.seed),
+            "--video-bitrate-mbps", f"{params.video_bitrate_mbps:g}",
+            "--fps", f"{params.fps:g}",
+            "--frame-size-sigma", f"{params.frame_size_sigma:g}",
+            "--keyframe-factor", f"{params.keyframe_factor:g}",
+            "--tracking-hz", f"{params.tracking_hz:g}",
+            "--prio", "on" if prio else "off",
+            "--buffer-bytes", str(params.buffer_bytes),
+            "--quinn-datagram-buffer-bytes", str(params.quinn_datagram_buffer_bytes),
+            "--cc", params.cc,
+            "--deadline-ms", f"{params.deadline_ms:g}",
+            "--max-retx", str(params.max_retx),
+        ]  # fmt: skip
+        if params.frame_trace is not None:
+            argv += ["--frame-trace", str(_resolve(params.frame_trace, ctx.base_dir))]
+        if params.tracking_trace is not None:
+            argv += ["--tracking-trace", str(_resolve(params.tracking_trace, ctx.base_dir))]
+        else:
+            argv += ["--tracking-speed-deg-s", f"{params.tracking_speed_deg_s:g}"]
+        return argv
+
+    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
+        assert isinstance(params, RiseParams)
+        specs: list[ProcessSpec] = []
+        binary = rise_binary()
+        for i, pair in enumerate(ctx.pairs):
+            tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
+            host_dir = ctx.run_dir / f"host{tag}"
+            guest_dir = ctx.run_dir / f"guest{tag}"
+            cert = host_dir / "cert.der"
+            host_argv = [binary, "--role", "host", "--bind", f"0.0.0.0:{params.port}",
+                         "--cert-out", str(cert), "--log-dir", str(host_dir),
+                         *self._common(params, ctx, params.prio_host)]  # fmt: skip
+            guest_argv = [binary, "--role", "guest",
+                          "--connect", f"{pair.host_ip}:{params.port}",
+                          "--cert", str(cert), "--log-dir", str(guest_dir),
+                          *self._common(params, ctx, params.prio_guest)]  # fmt: skip
+            specs.append(ProcessSpec(f"rise-host{tag}", pair.host, host_argv))
+            specs.append(
+                ProcessSpec(f"rise-guest{tag}", pair.guest, guest_argv, wait_for_file=cert)
+            )
+        return specs
+
+    def tools(self) -> list[list[str]]:
+        return [[rise_binary(), "--version"]]
