@@ -62,5 +62,6 @@ def summarise(samples: list[float], interval_s: float) -> dict[str, Any]:
         "utilisation_max_pct": round(100 * s[-1], 2),
         "busy_share_pct": round(100 * busy_share, 2),
         "saturated": mean >= MEAN_LIMIT or busy_share > BUSY_SHARE_LIMIT,
-        "rule": f"mean ≥ {MEAN_LIMIT:.0%} or > {BUSY_SHARE_LIMIT:.0%} of samples ≥ {BUSY_SAMPLE:.0%}",
+        "rule": f"mean ≥ {MEAN_LIMIT:.0%} or > {BUSY_SHARE_LIMIT:.0%} of samples "
+        f"≥ {BUSY_SAMPLE:.0%}",
     }

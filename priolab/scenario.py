@@ -76,7 +76,7 @@ class Scenario(Strict):
 
     @model_validator(mode="after")
     def _variants(self) -> Scenario:
-        for family, key in (("schemes", "scheme"), ("speeds", "speed")):
+        for family in ("schemes", "speeds"):
             for name, v in getattr(self, family).items():
                 if v.link is not None:
                     raise ValueError(f"{family}.{name}.link: only settings may change the link")
