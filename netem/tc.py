@@ -1,0 +1,384 @@
+"""The tc backend: HTB for the rate, netem for delay/jitter/loss, a FIFO as the bottleneck queue.
+
+Per direction, on the egress of the interface the direction leaves through (uplink: the
+host-facing `iface_up_out`; downlink: the guest-facing `iface_up_in`):
+
+    root 1:   netem  delay/jitter/loss, seed, limit NETEM_LIMIT_PACKETS  (only if needed)
+      1:1 → 2:    htb default 1                                          (only if rate-limited)
+        2:1        class rate R ceil R burst B cburst B
+          → 3:     bfifo limit BYTES | pfifo limit N | pfifo_head_drop limit N   (the queue)
+
+Why netem first: netem is the only place for delay on an egress-only kernel path, and a qdisc
+below HTB only gets packets handed out when HTB has tokens. With netem *below* HTB, netem's
+own delay line would hold the waiting packets and its `limit` (packets, counting the delay
+line) would act as the queue. With netem at the root and the HTB+FIFO below it, a packet
+enters the FIFO the moment its delay expires, so the FIFO is the only queue that fills:
+delay → queue → rate is a pure time shift of the model's queue → rate → delay for a
+constant delay. netem's limit is set far above anything the FIFO holds so it never drops
+first. The differences to the model: loss is applied before the queue (a lost packet does
+not use link capacity), and jitter is applied before the queue (a busy queue smooths it).
+
+See netem/README.md ("The tc backend") for drop-head, jitter ordering and traces.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from netem.backend import NodeExec
+from netem.model import Link
+from netem.resolve import (
+    MAX_FRAME_BYTES,
+    ConstantRate,
+    OpportunitiesRate,
+    ResolvedDirection,
+    ResolvedLoss,
+    ScheduleRate,
+    UnlimitedRate,
+    resolve_link,
+)
+
+NETEM_LIMIT_PACKETS = 1_000_000
+"""netem's limit counts packets in its delay line: 10^6 holds 1.2 s of 10 Gbit/s of 1500-byte
+frames, far more than any bottleneck FIFO, so drops happen in the FIFO."""
+NO_REORDER_RATE = "100gbit"
+"""With jitter but no reordering, netem's `rate` option makes it keep FIFO order
+(send time = max(arrival + delay, previous send time) + size/rate); at 100 Gbit/s the added
+serialisation time is 0.12 µs per 1500-byte frame."""
+HTB_BURST_S = 0.001
+"""HTB burst/cburst: 1 ms worth of the rate, at least one full frame."""
+HTB_QUANTUM_BYTES = MAX_FRAME_BYTES
+TRACE_INTERVAL_MS = 100
+"""Mahimahi traces on tc: opportunities are averaged over 100 ms bins into a rate schedule."""
+MIN_TRACE_RATE_BPS = 10_000
+"""HTB cannot run at 0 bit/s: trace steps below 10 kbit/s run at 10 kbit/s."""
+BRIDGE_NAME = "nebr0"
+"""The bridge the tc backend creates inside the middlebox node to forward between its two
+interfaces (linkem bridges them itself)."""
+
+NETEM_HANDLE = "1:"
+NETEM_CHILD = "1:1"
+HTB_HANDLE = "2:"
+HTB_CLASS = "2:1"
+QUEUE_HANDLE = "3:"
+
+
+def _pct(p: float) -> str:
+    """A probability (0..1) as a tc percentage."""
+    return f"{p * 100.0:.10g}%"
+
+
+def needs_netem(d: ResolvedDirection) -> bool:
+    return d.delay_us > 0 or d.jitter_us > 0 or d.loss.kind != "none"
+
+
+def loss_args(loss: ResolvedLoss) -> list[str]:
+    q = loss.params
+    if loss.kind == "none":
+        return []
+    if loss.kind == "iid":
+        return ["loss", "random", _pct(q["p"])]
+    if loss.kind == "gilbert_elliott":
+        # netem: gemodel p r 1-h 1-k (h, k here are probabilities of *no* loss)
+        return [
+            "loss",
+            "gemodel",
+            _pct(q["p"]),
+            _pct(q["r"]),
+            _pct(1.0 - q["h"]),
+            _pct(1.0 - q["k"]),
+        ]
+    if loss.kind == "four_state":
+        return ["loss", "state"] + [_pct(q[k]) for k in ("p13", "p31", "p32", "p23", "p14")]
+    raise ValueError(f"unknown loss kind {loss.kind}")  # pragma: no cover
+
+
+def netem_args(d: ResolvedDirection, seed: int) -> list[str]:
+    args = ["netem", "limit", str(NETEM_LIMIT_PACKETS)]
+    if d.delay_us or d.jitter_us:
+        args += ["delay", f"{d.delay_us}us"]
+        if d.jitter_us:
+            args.append(f"{d.jitter_us}us")
+            if not d.jitter_reorder:
+                args += ["rate", NO_REORDER_RATE]
+    args += loss_args(d.loss)
+    args += ["seed", str(seed)]
+    return args
+
+
+def queue_args(d: ResolvedDirection) -> tuple[list[str], list[str]]:
+    """The FIFO qdisc arguments and notes on anything approximated."""
+    q = d.queue
+    if q.drop == "tail":
+        if q.limit_bytes is not None:
+            return ["bfifo", "limit", str(q.limit_bytes)], []
+        return ["pfifo", "limit", str(q.limit_packets)], []
+    if q.limit_packets is not None:
+        return ["pfifo_head_drop", "limit", str(q.limit_packets)], []
+    assert q.limit_bytes is not None
+    n = max(1, q.limit_bytes // MAX_FRAME_BYTES)
+    note = (
+        f"drop-head with a byte limit: tc has no byte-limited head-drop FIFO; used "
+        f"pfifo_head_drop limit {n} (= {q.limit_bytes} bytes / {MAX_FRAME_BYTES}-byte frames)"
+    )
+    return ["pfifo_head_drop", "limit", str(n)], [note]
+
+
+def htb_burst_bytes(rate_bps: float) -> int:
+    return max(MAX_FRAME_BYTES, math.ceil(rate_bps / 8.0 * HTB_BURST_S))
+
+
+def htb_class_args(rate_bps: int) -> list[str]:
+    burst = str(htb_burst_bytes(rate_bps))
+    return [
+        "htb",
+        "rate",
+        f"{rate_bps}bit",
+        "ceil",
+        f"{rate_bps}bit",
+        "burst",
+        burst,
+        "cburst",
+        burst,
+        "quantum",
+        str(HTB_QUANTUM_BYTES),
+    ]
+
+
+def trace_steps(d: ResolvedDirection) -> tuple[list[tuple[int, int]], int, bool] | None:
+    """(points [(t_ms, rate_bps)], period_ms, loop) for a trace-driven direction, else None.
+    Mahimahi opportunities become TRACE_INTERVAL_MS bins; rates are floored at
+    MIN_TRACE_RATE_BPS."""
+    rate = d.rate
+    if isinstance(rate, ScheduleRate):
+        pts = [(t, max(r, MIN_TRACE_RATE_BPS)) for t, r in rate.points]
+        return pts, rate.period_ms, rate.loop
+    if isinstance(rate, OpportunitiesRate):
+        n_bins = max(1, math.ceil(rate.period_ms / TRACE_INTERVAL_MS))
+        counts = [0] * n_bins
+        for t in rate.times_ms:
+            counts[min(t // TRACE_INTERVAL_MS, n_bins - 1)] += 1
+        pts = []
+        for i, c in enumerate(counts):
+            start = i * TRACE_INTERVAL_MS
+            length_ms = min(TRACE_INTERVAL_MS, rate.period_ms - start) or TRACE_INTERVAL_MS
+            bps = round(c * rate.bytes_per_opportunity * 8 * 1000 / length_ms)
+            pts.append((start, max(bps, MIN_TRACE_RATE_BPS)))
+        return pts, rate.period_ms, rate.loop
+    return None
+
+
+def initial_rate_bps(d: ResolvedDirection) -> int | None:
+    if isinstance(d.rate, ConstantRate):
+        return d.rate.rate_bps
+    if isinstance(d.rate, UnlimitedRate):
+        return None
+    steps = trace_steps(d)
+    assert steps is not None
+    return steps[0][0][1]
+
+
+def direction_commands(
+    dev: str, d: ResolvedDirection, seed: int
+) -> tuple[list[list[str]], list[str]]:
+    """The `tc` argv lists that set up one direction on the egress of `dev`, and notes."""
+    cmds: list[list[str]] = []
+    parent = ["root"]
+    if needs_netem(d):
+        cmds.append(
+            ["tc", "qdisc", "add", "dev", dev, "root", "handle", NETEM_HANDLE] + netem_args(d, seed)
+        )
+        parent = ["parent", NETEM_CHILD]
+    rate = initial_rate_bps(d)
+    if rate is not None:
+        cmds.append(
+            ["tc", "qdisc", "add", "dev", dev, *parent, "handle", HTB_HANDLE, "htb", "default", "1"]
+        )
+        cmds.append(
+            [
+                "tc",
+                "class",
+                "add",
+                "dev",
+                dev,
+                "parent",
+                HTB_HANDLE,
+                "classid",
+                HTB_CLASS,
+                *htb_class_args(rate),
+            ]
+        )
+        parent = ["parent", HTB_CLASS]
+    qargs, notes = queue_args(d)
+    cmds.append(["tc", "qdisc", "add", "dev", dev, *parent, "handle", QUEUE_HANDLE, *qargs])
+    return cmds, notes  # fmt: skip
+
+
+def class_change_argv(dev: str, rate_bps: int) -> list[str]:
+    return ["tc", "class", "change", "dev", dev, "parent", HTB_HANDLE, "classid", HTB_CLASS,
+            *htb_class_args(rate_bps)]  # fmt: skip
+
+
+def teardown_argv(dev: str) -> list[str]:
+    return ["tc", "qdisc", "del", "dev", dev, "root"]
+
+
+class TraceReplayer:
+    """Changes the HTB class rate at each step of a schedule, on a thread, until stop()."""
+
+    def __init__(
+        self,
+        node: NodeExec,
+        dev: str,
+        points: Sequence[tuple[int, int]],
+        period_ms: int,
+        loop: bool,
+        *,
+        clock: Any = time.monotonic,
+    ) -> None:
+        self.node, self.dev, self.points = node, dev, list(points)
+        self.period_ms, self.loop, self.clock = period_ms, loop, clock
+        self.errors: list[str] = []
+        self.changes = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, t0: float | None = None) -> None:
+        self._t0 = self.clock() if t0 is None else t0
+        self._thread = threading.Thread(target=self._run, name=f"tc-trace-{self.dev}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        cycle = 0
+        while not self._stop.is_set():
+            for i, (t_ms, rate) in enumerate(self.points):
+                if cycle == 0 and i == 0:
+                    continue  # applied with the class
+                due = self._t0 + (cycle * self.period_ms + t_ms) / 1000.0
+                if self._stop.wait(max(0.0, due - self.clock())):
+                    return
+                res = self.node.run(class_change_argv(self.dev, rate), check=False)
+                self.changes += 1
+                if res.returncode != 0 and len(self.errors) < 10:
+                    self.errors.append(res.stderr.strip())
+            if not self.loop:
+                return
+            cycle += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+
+
+class TcBackend:
+    """LinkBackend on tc. `make_bridge`: create a Linux bridge between the two interfaces in the
+    node (the tc backend only shapes; something has to forward)."""
+
+    name = "tc"
+
+    def __init__(self, make_bridge: bool = True) -> None:
+        self.make_bridge = make_bridge
+        self._node: NodeExec | None = None
+        self._devs: list[str] = []
+        self._replayers: list[TraceReplayer] = []
+        self._bridge = False
+
+    def plan(
+        self, iface_up_in: str, iface_up_out: str, link: Link, *, base_dir: Path, seed: int
+    ) -> dict[str, Any]:
+        resolved = resolve_link(link, base_dir)
+        up_cmds, up_notes = direction_commands(iface_up_out, resolved.uplink, seed)
+        down_cmds, down_notes = direction_commands(iface_up_in, resolved.downlink, seed + 1)
+        return {
+            "backend": "tc",
+            "resolved": resolved,
+            "uplink": {"dev": iface_up_out, "commands": up_cmds, "seed": seed,
+                       "trace": trace_steps(resolved.uplink)},
+            "downlink": {"dev": iface_up_in, "commands": down_cmds, "seed": seed + 1,
+                         "trace": trace_steps(resolved.downlink)},
+            "notes": up_notes + down_notes,
+        }  # fmt: skip
+
+    def apply(
+        self,
+        node: NodeExec,
+        iface_up_in: str,
+        iface_up_out: str,
+        link: Link,
+        *,
+        base_dir: Path,
+        run_dir: Path,
+        seed: int,
+    ) -> dict[str, Any]:
+        plan = self.plan(iface_up_in, iface_up_out, link, base_dir=base_dir, seed=seed)
+        self._node = node
+        commands: list[list[str]] = []
+        if self.make_bridge:
+            for argv in (
+                ["ip", "link", "add", "name", BRIDGE_NAME, "type", "bridge"],
+                ["ip", "link", "set", iface_up_in, "master", BRIDGE_NAME],
+                ["ip", "link", "set", iface_up_out, "master", BRIDGE_NAME],
+                ["ip", "link", "set", BRIDGE_NAME, "up"],
+            ):
+                node.run(argv)
+                commands.append(argv)
+                self._bridge = True
+        for key in ("uplink", "downlink"):
+            dev = plan[key]["dev"]
+            node.run(teardown_argv(dev), check=False)  # no stale root qdisc
+            for argv in plan[key]["commands"]:
+                node.run(argv)
+                commands.append(argv)
+            self._devs.append(dev)
+        t0 = time.monotonic()
+        for key in ("uplink", "downlink"):
+            tr = plan[key]["trace"]
+            if tr is not None:
+                rep = TraceReplayer(node, plan[key]["dev"], tr[0], tr[1], tr[2])
+                rep.start(t0)
+                self._replayers.append(rep)
+        applied = {
+            "backend": "tc",
+            "commands": commands,
+            "resolved": plan["resolved"].to_json(),
+            "seed_uplink": seed,
+            "seed_downlink": seed + 1,
+            "notes": plan["notes"],
+        }
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "tc-applied.json").write_text(json.dumps(applied, indent=1))
+        return applied
+
+    def stop(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"oversized_frames": None, "oversized_note": "tc cannot count them"}
+        errors: list[str] = []
+        for rep in self._replayers:
+            rep.stop()
+            errors += rep.errors
+        out["trace_rate_changes"] = sum(r.changes for r in self._replayers)
+        self._replayers = []
+        node = self._node
+        if node is not None:
+            stats: dict[str, Any] = {}
+            for dev in self._devs:
+                res = node.run(["tc", "-s", "-j", "qdisc", "show", "dev", dev], check=False)
+                try:
+                    stats[dev] = json.loads(res.stdout) if res.returncode == 0 else res.stderr
+                except json.JSONDecodeError:
+                    stats[dev] = res.stdout
+                node.run(teardown_argv(dev), check=False)
+            out["qdisc_stats"] = stats
+            if self._bridge:
+                node.run(["ip", "link", "del", BRIDGE_NAME], check=False)
+                self._bridge = False
+        self._devs = []
+        self._node = None
+        out["errors"] = errors
+        return out

@@ -1,0 +1,386 @@
+"""The tc backend: generated argv lists for every model feature, and real runs where possible."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from netem.model import Direction, Link
+from netem.resolve import resolve_direction
+from netem.tc import (
+    NETEM_LIMIT_PACKETS,
+    TcBackend,
+    TraceReplayer,
+    class_change_argv,
+    direction_commands,
+    trace_steps,
+)
+
+HERE = Path(__file__).parent
+NL = str(NETEM_LIMIT_PACKETS)
+
+
+def cmds(seed: int = 5, **direction) -> tuple[list[str], list[str]]:
+    r = resolve_direction(Direction.model_validate(direction), HERE)
+    argvs, notes = direction_commands("eth9", r, seed)
+    return [" ".join(a) for a in argvs], notes
+
+
+def test_constant_rate_only_no_netem():
+    got, notes = cmds(rate_mbps=70, queue={"limit_bytes": 131250})
+    assert got == [
+        "tc qdisc add dev eth9 root handle 2: htb default 1",
+        "tc class add dev eth9 parent 2: classid 2:1 htb rate 70000000bit ceil 70000000bit "
+        "burst 8750 cburst 8750 quantum 1514",
+        "tc qdisc add dev eth9 parent 2:1 handle 3: bfifo limit 131250",
+    ]
+    assert notes == []
+
+
+def test_small_rate_burst_is_one_frame():
+    got, _ = cmds(rate_mbps=1, queue={"limit_packets": 10})
+    assert "burst 1514 cburst 1514" in got[1]
+    assert got[2] == "tc qdisc add dev eth9 parent 2:1 handle 3: pfifo limit 10"
+
+
+def test_delay_rate_queue_order():
+    got, _ = cmds(seed=42, rate_mbps=10, delay_ms=10.5, queue={"limit_bytes": 20000})
+    assert got == [
+        f"tc qdisc add dev eth9 root handle 1: netem limit {NL} delay 10500us seed 42",
+        "tc qdisc add dev eth9 parent 1:1 handle 2: htb default 1",
+        "tc class add dev eth9 parent 2: classid 2:1 htb rate 10000000bit ceil 10000000bit "
+        "burst 1514 cburst 1514 quantum 1514",
+        "tc qdisc add dev eth9 parent 2:1 handle 3: bfifo limit 20000",
+    ]
+
+
+def test_jitter_fifo_and_reorder():
+    fifo, _ = cmds(rate_mbps=10, delay_ms=20, jitter_ms=2)
+    assert fifo[0].endswith(f"netem limit {NL} delay 20000us 2000us rate 100gbit seed 5")
+    reorder, _ = cmds(rate_mbps=10, delay_ms=20, jitter_ms=2, jitter_reorder=True)
+    assert reorder[0].endswith(f"netem limit {NL} delay 20000us 2000us seed 5")
+
+
+def test_iid_loss():
+    got, _ = cmds(rate_mbps=10, delay_ms=1, loss={"model": "iid", "loss_pct": 1.5})
+    assert got[0].endswith(f"netem limit {NL} delay 1000us loss random 1.5% seed 5")
+
+
+def test_ge_loss_netem_form():
+    got, _ = cmds(
+        rate_mbps=10,
+        loss={
+            "model": "gilbert_elliott",
+            "p_pct": 1,
+            "r_pct": 30,
+            "one_minus_h_pct": 90,
+            "one_minus_k_pct": 0.1,
+        },
+        queue={"limit_bytes": 10000},
+    )
+    assert got[0] == (
+        f"tc qdisc add dev eth9 root handle 1: netem limit {NL} loss gemodel 1% 30% 90% 0.1% seed 5"
+    )
+
+
+def test_ge_mean_form_is_converted():
+    got, _ = cmds(
+        rate_mbps=10,
+        loss={"model": "gilbert_elliott_mean", "loss_pct": 2, "burst_pkts": 4},
+        queue={"limit_bytes": 10000},
+    )
+    p = 0.25 * 0.02 / 0.98 * 100
+    assert got[0].endswith(f"loss gemodel {p:.10g}% 25% 100% 0% seed 5")
+
+
+def test_four_state_loss():
+    got, _ = cmds(
+        rate_mbps=10,
+        loss={
+            "model": "four_state",
+            "p13_pct": 2,
+            "p31_pct": 40,
+            "p32_pct": 20,
+            "p23_pct": 30,
+            "p14_pct": 1,
+        },
+        queue={"limit_bytes": 10000},
+    )
+    assert got[0].endswith("loss state 2% 40% 20% 30% 1% seed 5")
+
+
+def test_unlimited_with_delay():
+    got, _ = cmds(unlimited=True, delay_ms=3, queue={"limit_packets": 1000})
+    assert got == [
+        f"tc qdisc add dev eth9 root handle 1: netem limit {NL} delay 3000us seed 5",
+        "tc qdisc add dev eth9 parent 1:1 handle 3: pfifo limit 1000",
+    ]
+
+
+def test_drop_head():
+    got, notes = cmds(rate_mbps=10, queue={"limit_packets": 50, "drop": "head"})
+    assert got[-1] == "tc qdisc add dev eth9 parent 2:1 handle 3: pfifo_head_drop limit 50"
+    assert notes == []
+    got, notes = cmds(rate_mbps=10, queue={"limit_bytes": 30000, "drop": "head"})
+    assert got[-1] == "tc qdisc add dev eth9 parent 2:1 handle 3: pfifo_head_drop limit 19"
+    assert len(notes) == 1 and "no byte-limited head-drop" in notes[0]
+
+
+def test_directions_go_on_the_right_interfaces(tmp_path):
+    link = Link.model_validate(
+        {
+            "uplink": {"rate_mbps": 5, "delay_ms": 10},
+            "downlink": {"rate_mbps": 50, "delay_ms": 10},
+        }
+    )
+    plan = TcBackend().plan("emu-eth0", "emu-eth1", link, base_dir=tmp_path, seed=9)
+    assert plan["uplink"]["dev"] == "emu-eth1"  # uplink leaves towards the host
+    assert plan["downlink"]["dev"] == "emu-eth0"
+    assert "seed 9" in " ".join(plan["uplink"]["commands"][0])
+    assert "seed 10" in " ".join(plan["downlink"]["commands"][0])
+    # BDP: 5 Mbit/s x (10 + 10) ms = 12 500 bytes
+    assert plan["uplink"]["commands"][-1][-2:] == ["limit", "12500"]
+
+
+def test_schedule_trace_steps_and_initial_rate(tmp_path):
+    (tmp_path / "s.txt").write_text("0 10\n1 0\n2 20\n")
+    r = resolve_direction(
+        Direction.model_validate({"trace": {"file": "s.txt", "format": "schedule"}, "delay_ms": 5}),
+        tmp_path,
+    )
+    pts, period, loop = trace_steps(r)
+    assert pts == [(0, 10_000_000), (1000, 10_000), (2000, 20_000_000)]  # 0 floored
+    assert loop
+    argvs, _ = direction_commands("eth9", r, 1)
+    assert "rate 10000000bit" in " ".join(argvs[2])
+    assert class_change_argv("eth9", 20_000_000) == [
+        "tc",
+        "class",
+        "change",
+        "dev",
+        "eth9",
+        "parent",
+        "2:",
+        "classid",
+        "2:1",
+        "htb",
+        "rate",
+        "20000000bit",
+        "ceil",
+        "20000000bit",
+        "burst",
+        "2500",
+        "cburst",
+        "2500",
+        "quantum",
+        "1514",
+    ]
+
+
+def test_mahimahi_trace_binned_to_100ms(tmp_path):
+    lines = ["5"] * 10 + ["150"] * 20 + ["199"]
+    (tmp_path / "m.down").write_text("\n".join(lines) + "\n")
+    r = resolve_direction(
+        Direction.model_validate(
+            {"trace": {"file": "m.down", "format": "mahimahi"}, "delay_ms": 5}
+        ),
+        tmp_path,
+    )
+    pts, period, _ = trace_steps(r)
+    assert period == r.rate.period_ms
+    # bin 0: 10 x 1500 B in 100 ms = 1.2 Mbit/s; bin 1: 21 opportunities in the 99 ms
+    # left before the period (199 ms) ends
+    assert period == 199
+    assert pts[0] == (0, 1_200_000)
+    assert pts[1] == (100, round(21 * 1500 * 8 * 1000 / 99))
+
+
+class FakeNode:
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def run(self, argv, *, check=True):
+        self.calls.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    def popen(self, argv, *, stdout, stderr):  # pragma: no cover
+        raise AssertionError("not used")
+
+
+class FakeClock:
+    """Virtual time: waiting on the stop event advances it."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_trace_replayer_changes_rate_on_schedule(monkeypatch):
+    node = FakeNode()
+    clock = FakeClock()
+    rep = TraceReplayer(
+        node, "eth9", [(0, 1_000_000), (500, 2_000_000)], 1000, loop=True, clock=clock
+    )
+    waits: list[float] = []
+
+    def fake_wait(timeout=None):
+        waits.append(timeout)
+        clock.t += timeout
+        return len(waits) > 3  # stop after 3 changes
+
+    rep._stop.wait = fake_wait  # type: ignore[method-assign]
+    rep._t0 = 0.0
+    rep._run()
+    rates = [c[c.index("rate") + 1] for c in node.calls]
+    assert rates == ["2000000bit", "1000000bit", "2000000bit"]
+    assert waits[:3] == pytest.approx([0.5, 0.5, 0.5])
+
+
+def test_apply_and_stop_with_fake_node(tmp_path):
+    link = Link.model_validate(
+        {"uplink": {"rate_mbps": 5, "delay_ms": 1}, "downlink": {"rate_mbps": 5, "delay_ms": 1}}
+    )
+    node = FakeNode()
+    be = TcBackend()
+    applied = be.apply(node, "a0", "a1", link, base_dir=tmp_path, run_dir=tmp_path, seed=1)
+    assert applied["commands"][0][:4] == ["ip", "link", "add", "name"]
+    assert ["tc", "qdisc", "del", "dev", "a1", "root"] in node.calls
+    out = be.stop()
+    assert out["oversized_frames"] is None
+    assert node.calls[-1] == ["ip", "link", "del", "nebr0"]
+    assert (tmp_path / "tc-applied.json").exists()
+
+
+# ----------------------------------------------------------------------------- real runs
+
+
+def _probe():
+    if os.geteuid() != 0:
+        return None
+    from netem.probe import probe_kernel
+
+    return probe_kernel()
+
+
+SUPPORT = _probe()
+
+
+def _trio(tag: str):
+    from netem.nsexec import add_netns, del_netns
+
+    names = [f"ne-t{tag}{r}-{os.getpid()}" for r in "geh"]
+    for n in names:
+        del_netns(n)
+    g, e, h = (add_netns(n) for n in names)
+    subprocess.run(
+        [
+            "ip",
+            "link",
+            "add",
+            f"ne{tag}g0",
+            "netns",
+            names[0],
+            "type",
+            "veth",
+            "peer",
+            "name",
+            f"ne{tag}e0",
+            "netns",
+            names[1],
+        ],
+        check=True,
+    )
+    subprocess.run(
+        [
+            "ip",
+            "link",
+            "add",
+            f"ne{tag}e1",
+            "netns",
+            names[1],
+            "type",
+            "veth",
+            "peer",
+            "name",
+            f"ne{tag}h0",
+            "netns",
+            names[2],
+        ],
+        check=True,
+    )
+    g.run(["ip", "addr", "add", "10.77.0.1/24", "dev", f"ne{tag}g0"])
+    h.run(["ip", "addr", "add", "10.77.0.2/24", "dev", f"ne{tag}h0"])
+    for node, dev in ((g, f"ne{tag}g0"), (e, f"ne{tag}e0"), (e, f"ne{tag}e1"), (h, f"ne{tag}h0")):
+        node.run(["ip", "link", "set", dev, "up"])
+    return names, g, e, h
+
+
+def _cleanup(names):
+    from netem.nsexec import del_netns
+
+    for n in names:
+        del_netns(n)
+
+
+@pytest.mark.netns
+@pytest.mark.skipif(
+    SUPPORT is None or not SUPPORT.qdiscs.get("htb") or not SUPPORT.qdiscs.get("bfifo"),
+    reason="needs root, htb and bfifo",
+)
+def test_rate_only_link_really_applies(tmp_path):
+    """A rate-only link needs no netem, so it runs even on this kernel."""
+    names, g, e, h = _trio("r")
+    try:
+        link = Link.model_validate(
+            {
+                "uplink": {"rate_mbps": 20, "queue": {"limit_bytes": 30000}},
+                "downlink": {"rate_mbps": 5, "queue": {"limit_packets": 20}},
+            }
+        )
+        be = TcBackend()
+        be.apply(e, "nere0", "nere1", link, base_dir=tmp_path, run_dir=tmp_path, seed=3)
+        shown = e.run(["tc", "qdisc", "show", "dev", "nere1"]).stdout
+        assert "htb 2:" in shown and "bfifo 3:" in shown and "limit 30000b" in shown
+        cls = e.run(["tc", "class", "show", "dev", "nere0"]).stdout
+        assert "rate 5Mbit" in cls
+        ping = g.run(["ping", "-c", "2", "-i", "0.2", "-W", "2", "10.77.0.2"], check=False)
+        assert ping.returncode == 0, ping.stdout + ping.stderr
+        out = be.stop()
+        assert set(out["qdisc_stats"]) == {"nere0", "nere1"}
+        assert "htb" not in e.run(["tc", "qdisc", "show", "dev", "nere1"]).stdout
+    finally:
+        _cleanup(names)
+
+
+@pytest.mark.netns
+@pytest.mark.skipif(
+    SUPPORT is None or not SUPPORT.qdiscs.get("netem"),
+    reason="netem.probe found no netem qdisc in this kernel (or not root)",
+)
+def test_delay_link_really_applies(tmp_path):
+    names, g, e, h = _trio("d")
+    try:
+        link = Link.model_validate(
+            {
+                "uplink": {"rate_mbps": 20, "delay_ms": 25},
+                "downlink": {"rate_mbps": 20, "delay_ms": 25},
+            }
+        )
+        be = TcBackend()
+        be.apply(e, "nede0", "nede1", link, base_dir=tmp_path, run_dir=tmp_path, seed=3)
+        ping = g.run(["ping", "-c", "3", "-i", "0.2", "10.77.0.2"], check=False)
+        assert ping.returncode == 0
+        rtts = [
+            float(x.split("time=")[1].split()[0]) for x in ping.stdout.splitlines() if "time=" in x
+        ]
+        assert min(rtts) >= 50.0
+        be.stop()
+    finally:
+        _cleanup(names)
