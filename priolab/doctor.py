@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from typing import Any
 
 from priolab.paths import REPO_ROOT
@@ -39,14 +41,18 @@ def diagnose() -> dict[str, Any]:
     from netem.probe import choose_backend, probe_kernel
 
     support = probe_kernel()
-    chosen, why = choose_backend("auto", support)
+    try:
+        chosen, why = choose_backend("auto", support)
+    except RuntimeError as e:  # neither backend can run: say why instead of failing
+        chosen, why = "none", str(e)
+    search_path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
     kernel = subprocess.run(["uname", "-r"], capture_output=True, text=True, check=False)
     return {
         "kernel": kernel.stdout.strip(),
         "kernel_support": support.to_json() if hasattr(support, "to_json") else support,
         "auto_backend": {"backend": chosen, "reason": why},
         "mininet": _mininet(),
-        "tools": {t: shutil.which(t) for t in TOOLS},
+        "tools": {t: shutil.which(t, path=search_path) for t in TOOLS},
         "binaries": {b: _binary(b) for b in ("linkem", "rise")},
     }
 
