@@ -181,7 +181,7 @@ def read_tracking(path: Path) -> TrackingTrace:
 
 
 def write_tracking_csv(trace: TrackingTrace, path: Path) -> None:
-    e = trace.euler()
+    e = trace.euler() + 0.0  # no "-0.0"
     with Path(path).open("w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(TRACKING_HEADER)
