@@ -117,6 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as e:
         print(f"error: invalid scenario\n{e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. piped into `head`
+        return 0
     except KeyboardInterrupt:
         print("interrupted; cleaned up", file=sys.stderr)
         return 130

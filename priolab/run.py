@@ -195,6 +195,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
             base_dir=spec.base_dir, run_dir=work, seed=spec.seed,
         )  # fmt: skip
         ctx = RunContext(work, spec.duration_s, spec.seed, spec.base_dir, network.pairs)
+        meta["inputs"] = workload.prepare(spec.params, ctx)
         plan = workload.plan(spec.params, ctx)
         sampler = CpuSampler().start()
         t_start = time.time()

@@ -12,7 +12,7 @@ import pytest
 from priolab.errors import ScenarioError
 from priolab.scenario import deep_merge, expand, json_schema, load, run_seed
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO, SHARED_DATA
 
 
 def _errors(write_scenario, data: dict) -> ScenarioError:
@@ -25,10 +25,22 @@ def _errors(write_scenario, data: dict) -> ScenarioError:
 
 def test_every_shipped_scenario_is_valid() -> None:
     files = sorted((REPO / "scenarios").glob("*.yaml"))
-    assert files
+    assert len(files) >= 10
     for f in files:
+        if "shared/data" in f.read_text() and not SHARED_DATA.is_dir():
+            continue  # names real traces in ../shared/data, absent here (checked below)
         sc = load(f)
         assert expand(sc, f), f
+
+
+def test_scenarios_naming_shared_data_say_so_when_it_is_missing(tmp_path) -> None:
+    src = (REPO / "scenarios" / "ablation-5g-trace.yaml").read_text()
+    moved = tmp_path / "scenarios"
+    moved.mkdir()
+    (moved / "x.yaml").write_text(src)  # ../../shared/data does not resolve from tmp
+    with pytest.raises(ScenarioError) as ei:
+        load(moved / "x.yaml")
+    assert any(k.endswith("uplink.trace.file") for k, _ in ei.value.problems)
 
 
 def test_unknown_key_is_named(write_scenario, standin_dict) -> None:

@@ -56,8 +56,13 @@ class Workload(Protocol):
         """Problems that need the file system (missing files): (key, message)."""
         ...
 
+    def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
+        """Write the run's derived inputs into ctx.run_dir (e.g. a converted trace); return
+        {input name: path} for metadata.json. Called before `plan`."""
+        ...
+
     def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
-        """The processes of one run, in start order."""
+        """The processes of one run, in start order (pure: no files written)."""
         ...
 
     def tools(self) -> list[list[str]]:

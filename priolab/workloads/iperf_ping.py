@@ -33,6 +33,9 @@ class IperfPing:
     def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
         return []
 
+    def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
+        return {}
+
     def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
         assert isinstance(params, IperfPingParams)
         specs: list[ProcessSpec] = []

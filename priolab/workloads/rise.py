@@ -64,6 +64,20 @@ class Rise:
                 out.append((key, f"file not found: {_resolve(p, base_dir)}"))
         return out
 
+    def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
+        """A tracking trace in any format traces/ reads (e.g. the Corbillon MMSys'18 files)
+        is resampled to tracking_hz over the run and written as the endpoint's CSV."""
+        assert isinstance(params, RiseParams)
+        if params.tracking_trace is None:
+            return {}
+        from traces.tracking import read_tracking, resample, write_tracking_csv
+
+        src = _resolve(params.tracking_trace, ctx.base_dir)
+        out = ctx.run_dir / "inputs" / "tracking.csv"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_tracking_csv(resample(read_tracking(src), params.tracking_hz), out)
+        return {"tracking_trace": str(out), "tracking_trace_source": str(src)}
+
     def _common(self, params: RiseParams, ctx: RunContext, prio: bool) -> list[str]:
         argv = [
             "--duration-s", f"{ctx.duration_s:g}",
@@ -82,8 +96,8 @@ class Rise:
         ]  # fmt: skip
         if params.frame_trace is not None:
             argv += ["--frame-trace", str(_resolve(params.frame_trace, ctx.base_dir))]
-        if params.tracking_trace is not None:
-            argv += ["--tracking-trace", str(_resolve(params.tracking_trace, ctx.base_dir))]
+        if params.tracking_trace is not None:  # converted by prepare()
+            argv += ["--tracking-trace", str(ctx.run_dir / "inputs" / "tracking.csv")]
         else:
             argv += ["--tracking-speed-deg-s", f"{params.tracking_speed_deg_s:g}"]
         return argv
