@@ -5,13 +5,11 @@ from __future__ import annotations
 import copy
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from priolab.errors import ScenarioError
 from priolab.scenario import deep_merge, expand, json_schema, load, run_seed
-
 from tests.conftest import REPO, SHARED_DATA
 
 
