@@ -130,9 +130,12 @@ def read_corbillon(
     """A Corbillon MMSys'18 navigation trace (the viewpoint column is read and ignored)."""
     if kind == "auto":
         try:
-            first = Path(path).read_text().split("\n", 1)[0].split()
+            text = Path(path).read_text()
         except OSError as e:
             raise TraceError(path, f"cannot read: {e.strerror or e}") from e
+        if not text.strip():
+            raise TraceError(path, "empty file")
+        first = text.split("\n", 1)[0].split()
         if first == ["timestamp", "viewpoint", "yaw", "pitch", "roll"]:
             kind = "euler"
         elif first == ["timestamp", "viewpoint", "w", "x", "y", "z"]:
