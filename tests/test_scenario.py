@@ -161,3 +161,10 @@ def test_json_schema_validates_shipped_scenarios() -> None:
         jsonschema.validate(yaml.safe_load(f.read_text()), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"name": "x", "bogus": 1}, schema)
+
+
+def test_committed_schema_is_current() -> None:
+    import json
+
+    committed = json.loads((REPO / "scenarios" / "scenario.schema.json").read_text())
+    assert committed == json_schema(), "run: priolab schema --out scenarios/scenario.schema.json"
