@@ -96,7 +96,10 @@ pub struct Counters {
     pub video_datagrams_sent: u64,
     pub video_datagrams_retransmitted: u64,
     pub video_datagrams_received: u64,
+    /// Video datagrams received twice while their frame was still being assembled.
     pub duplicate_video_datagrams: u64,
+    /// Video datagrams of frames already decoded or skipped.
+    pub late_video_datagrams: u64,
     pub datagrams_malformed: u64,
     pub freezes: u64,
     pub freeze_duration_us: u64,
@@ -472,6 +475,9 @@ impl Endpoint {
                     self.counters.video_datagrams_received += 1;
                     if out.duplicate {
                         self.counters.duplicate_video_datagrams += 1;
+                    }
+                    if out.late {
+                        self.counters.late_video_datagrams += 1;
                     }
                     self.counters.frames_skipped += out.skipped_frames;
                     self.counters.acks_sent += 1;
