@@ -1,0 +1,287 @@
+//! The `rise` command line (endpoints/README.md, the harness's contract) and the trace files
+//! it names.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use rise_core::{Config, FrameType, Role, TrackingRow, TrackingSource};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    Host,
+    Guest,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Cc {
+    Cubic,
+    Newreno,
+    Bbr,
+}
+
+impl Cc {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cc::Cubic => "cubic",
+            Cc::Newreno => "newreno",
+            Cc::Bbr => "bbr",
+        }
+    }
+}
+
+/// RISE endpoint: bidirectional view-dependent streaming over QUIC datagrams with priority
+/// channels (tracking > video > ACK).
+#[derive(Debug, Clone, Parser)]
+#[command(name = "rise", version)]
+pub struct Args {
+    #[arg(long, value_enum)]
+    pub role: RoleArg,
+    /// Host: UDP address to listen on.
+    #[arg(long, required_if_eq("role", "host"))]
+    pub bind: Option<SocketAddr>,
+    /// Host: where to write the self-signed certificate (DER) once listening.
+    #[arg(long, required_if_eq("role", "host"))]
+    pub cert_out: Option<PathBuf>,
+    /// Guest: the host's address.
+    #[arg(long, required_if_eq("role", "guest"))]
+    pub connect: Option<SocketAddr>,
+    /// Guest: the host's certificate (DER); the only one trusted. Waited for up to
+    /// --connect-timeout-s if it does not exist yet.
+    #[arg(long, required_if_eq("role", "guest"))]
+    pub cert: Option<PathBuf>,
+    #[arg(long, default_value_t = 30.0)]
+    pub duration_s: f64,
+    #[arg(long)]
+    pub log_dir: PathBuf,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 30.0)]
+    pub video_bitrate_mbps: f64,
+    #[arg(long, default_value_t = 30)]
+    pub fps: u32,
+    #[arg(long, default_value_t = 0.2)]
+    pub frame_size_sigma: f64,
+    #[arg(long, default_value_t = 9.0)]
+    pub keyframe_factor: f64,
+    /// CSV `frame_type,size_bytes` (key|delta) replayed in a loop instead of the model.
+    #[arg(long)]
+    pub frame_trace: Option<PathBuf>,
+    #[arg(long, default_value_t = 60)]
+    pub tracking_hz: u32,
+    #[arg(long, default_value_t = 60.0)]
+    pub tracking_speed_deg_s: f64,
+    /// CSV `time_s,yaw_rad,pitch_rad,roll_rad` replayed in a loop.
+    #[arg(long)]
+    pub tracking_trace: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub prio: OnOff,
+    #[arg(long, default_value_t = 1_048_576)]
+    pub buffer_bytes: usize,
+    #[arg(long, default_value_t = 1500)]
+    pub quinn_datagram_buffer_bytes: usize,
+    #[arg(long, value_enum, default_value_t = Cc::Cubic)]
+    pub cc: Cc,
+    #[arg(long, default_value_t = 1000)]
+    pub deadline_ms: u64,
+    #[arg(long, default_value_t = 3)]
+    pub max_retx: u32,
+    /// TLS key log (SSLKEYLOGFILE format).
+    #[arg(long)]
+    pub keylog: Option<PathBuf>,
+    /// Extension (not in the contract table): how long the host waits for a guest and the
+    /// guest for the certificate file and the handshake; exit 4 after it.
+    #[arg(long, default_value_t = 15.0)]
+    pub connect_timeout_s: f64,
+    /// Extension: QUIC idle timeout; a peer silent this long ends the run with exit 3.
+    #[arg(long, default_value_t = 5.0)]
+    pub idle_timeout_s: f64,
+}
+
+/// Smallest quinn datagram buffer we accept: quinn books 32 bytes per queued datagram and the
+/// core needs room for a header and some payload.
+pub const MIN_QUINN_BUFFER_BYTES: usize = 256;
+
+impl Args {
+    /// Range checks clap cannot express; an error names the flag and what is allowed.
+    pub fn validate(&self) -> Result<()> {
+        let pos = |name: &str, v: f64| -> Result<()> {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("--{name} {v}: allowed a finite number > 0");
+            }
+            Ok(())
+        };
+        pos("duration-s", self.duration_s)?;
+        pos("video-bitrate-mbps", self.video_bitrate_mbps)?;
+        pos("connect-timeout-s", self.connect_timeout_s)?;
+        pos("idle-timeout-s", self.idle_timeout_s)?;
+        if self.quinn_datagram_buffer_bytes < MIN_QUINN_BUFFER_BYTES {
+            bail!(
+                "--quinn-datagram-buffer-bytes {}: allowed >= {MIN_QUINN_BUFFER_BYTES}",
+                self.quinn_datagram_buffer_bytes
+            );
+        }
+        if self.deadline_ms == 0 {
+            bail!("--deadline-ms 0: allowed >= 1");
+        }
+        Ok(())
+    }
+
+    /// The core's configuration (reads the trace files). Errors name the file and line.
+    pub fn core_config(&self) -> Result<Config> {
+        let frame_trace = match &self.frame_trace {
+            Some(p) => Some(read_frame_trace(p)?),
+            None => None,
+        };
+        let tracking = match &self.tracking_trace {
+            Some(p) => TrackingSource::Trace(read_tracking_trace(p)?),
+            None => TrackingSource::Synthetic {
+                speed_deg_s: self.tracking_speed_deg_s,
+            },
+        };
+        let cfg = Config {
+            role: match self.role {
+                RoleArg::Host => Role::Host,
+                RoleArg::Guest => Role::Guest,
+            },
+            video_bitrate_bps: (self.video_bitrate_mbps * 1e6).round() as u64,
+            fps: self.fps,
+            frame_size_sigma: self.frame_size_sigma,
+            keyframe_factor: self.keyframe_factor,
+            frame_trace,
+            tracking_hz: self.tracking_hz,
+            tracking,
+            prio: self.prio == OnOff::On,
+            buffer_bytes: self.buffer_bytes,
+            deadline_us: self.deadline_ms * 1000,
+            max_retx: self.max_retx,
+            max_datagram_bytes: 1200,
+            seed: self.seed,
+        };
+        cfg.validate().map_err(|e| anyhow!("{e}"))?;
+        Ok(cfg)
+    }
+}
+
+fn csv_lines(path: &Path, header: &[&str]) -> Result<Vec<(usize, Vec<String>)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, head) = lines.next().ok_or_else(|| {
+        anyhow!(
+            "{}: empty file, expected header {}",
+            path.display(),
+            header.join(",")
+        )
+    })?;
+    let cols: Vec<&str> = head.split(',').map(str::trim).collect();
+    if cols != header {
+        bail!(
+            "{}: line 1: header {:?}, allowed exactly {}",
+            path.display(),
+            head,
+            header.join(",")
+        );
+    }
+    let rows: Vec<(usize, Vec<String>)> = lines
+        .map(|(i, l)| (i + 1, l.split(',').map(|s| s.trim().to_string()).collect()))
+        .collect();
+    for (n, r) in &rows {
+        if r.len() != header.len() {
+            bail!(
+                "{}: line {n}: {} fields, allowed {} ({})",
+                path.display(),
+                r.len(),
+                header.len(),
+                header.join(",")
+            );
+        }
+    }
+    if rows.is_empty() {
+        bail!("{}: no rows after the header", path.display());
+    }
+    Ok(rows)
+}
+
+/// `frame_type,size_bytes`; `frame_type` is `key` or `delta`, `size_bytes` an integer >= 1.
+pub fn read_frame_trace(path: &Path) -> Result<Vec<(FrameType, u32)>> {
+    csv_lines(path, &["frame_type", "size_bytes"])?
+        .into_iter()
+        .map(|(n, r)| {
+            let t = match r[0].as_str() {
+                "key" => FrameType::Key,
+                "delta" => FrameType::Delta,
+                other => bail!(
+                    "{}: line {n}: frame_type {other:?}, allowed key or delta",
+                    path.display()
+                ),
+            };
+            let size: u32 = r[1].parse().ok().filter(|&s| s >= 1).ok_or_else(|| {
+                anyhow!(
+                    "{}: line {n}: size_bytes {:?}, allowed an integer >= 1",
+                    path.display(),
+                    r[1]
+                )
+            })?;
+            Ok((t, size))
+        })
+        .collect()
+}
+
+/// `time_s,yaw_rad,pitch_rad,roll_rad`, finite numbers, `time_s` non-decreasing.
+pub fn read_tracking_trace(path: &Path) -> Result<Vec<TrackingRow>> {
+    let names = ["time_s", "yaw_rad", "pitch_rad", "roll_rad"];
+    let mut out: Vec<TrackingRow> = Vec::new();
+    for (n, r) in csv_lines(path, &names)? {
+        let mut v = [0f64; 4];
+        for (k, s) in r.iter().enumerate() {
+            v[k] = s
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite())
+                .ok_or_else(|| {
+                    anyhow!(
+                        "{}: line {n}: {} {s:?}, allowed a finite number",
+                        path.display(),
+                        names[k]
+                    )
+                })?;
+        }
+        if let Some(last) = out.last() {
+            if v[0] < last.t_s {
+                bail!(
+                    "{}: line {n}: time_s {} < previous {}, allowed non-decreasing",
+                    path.display(),
+                    v[0],
+                    last.t_s
+                );
+            }
+        }
+        out.push(TrackingRow {
+            t_s: v[0],
+            yaw_rad: v[1],
+            pitch_rad: v[2],
+            roll_rad: v[3],
+        });
+    }
+    Ok(out)
+}
+
+impl Args {
+    pub fn role_str(&self) -> &'static str {
+        match self.role {
+            RoleArg::Host => "host",
+            RoleArg::Guest => "guest",
+        }
+    }
+}

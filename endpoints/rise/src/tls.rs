@@ -1,0 +1,110 @@
+//! TLS for the QUIC connection: a self-signed certificate made at start (rcgen) for the server
+//! name [`SERVER_NAME`], trusted by the guest as the only root; ALPN [`ALPN`]; optional key log.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Context, Result};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+/// The name in the certificate and the name the guest connects to.
+pub const SERVER_NAME: &str = "priolab";
+/// Application protocol.
+pub const ALPN: &[u8] = b"rise";
+
+/// A fresh self-signed certificate and its key.
+pub fn self_signed() -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>)> {
+    let ck = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
+        .context("generating the self-signed certificate")?;
+    let key = PrivatePkcs8KeyDer::from(ck.key_pair.serialize_der());
+    Ok((ck.cert.der().clone(), key.into()))
+}
+
+/// Writes `der` to `path` atomically (a temporary file in the same folder, then rename).
+pub fn write_cert_atomically(path: &Path, der: &[u8]) -> Result<()> {
+    let tmp = path.with_extension("der.tmp");
+    {
+        let mut f = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        f.write_all(der)
+            .and_then(|_| f.sync_all())
+            .with_context(|| format!("writing {}", tmp.display()))?;
+    }
+    std::fs::rename(&tmp, path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(())
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// SSLKEYLOGFILE-format writer (`LABEL <client_random hex> <secret hex>` per line).
+#[derive(Debug)]
+pub struct KeyLogFile(Mutex<File>);
+
+impl KeyLogFile {
+    pub fn create(path: &Path) -> Result<Self> {
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening key log {}", path.display()))?;
+        Ok(KeyLogFile(Mutex::new(f)))
+    }
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl rustls::KeyLog for KeyLogFile {
+    fn log(&self, label: &str, client_random: &[u8], secret: &[u8]) {
+        let line = format!("{label} {} {}\n", hex(client_random), hex(secret));
+        if let Ok(mut f) = self.0.lock() {
+            // A key log is a debugging aid: a failed write must not end the run.
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+}
+
+/// quinn server crypto with our certificate.
+pub fn server_crypto(
+    cert: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+    keylog: Option<Arc<KeyLogFile>>,
+) -> Result<Arc<quinn::crypto::rustls::QuicServerConfig>> {
+    let mut c = rustls::ServerConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_no_client_auth()
+        .with_single_cert(vec![cert], key)?;
+    c.alpn_protocols = vec![ALPN.to_vec()];
+    if let Some(k) = keylog {
+        c.key_log = k;
+    }
+    Ok(Arc::new(
+        quinn::crypto::rustls::QuicServerConfig::try_from(c).map_err(|e| anyhow!("{e}"))?,
+    ))
+}
+
+/// quinn client crypto trusting exactly `cert`.
+pub fn client_crypto(
+    cert: CertificateDer<'static>,
+    keylog: Option<Arc<KeyLogFile>>,
+) -> Result<Arc<quinn::crypto::rustls::QuicClientConfig>> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(cert)
+        .context("the host certificate is not a usable root")?;
+    let mut c = rustls::ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    c.alpn_protocols = vec![ALPN.to_vec()];
+    if let Some(k) = keylog {
+        c.key_log = k;
+    }
+    Ok(Arc::new(
+        quinn::crypto::rustls::QuicClientConfig::try_from(c).map_err(|e| anyhow!("{e}"))?,
+    ))
+}

@@ -1,0 +1,37 @@
+//! quinn transport settings shared by host and guest.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use quinn::{IdleTimeout, TransportConfig, VarInt};
+
+use crate::cli::{Args, Cc};
+
+/// Generous: received datagrams are read at once by the event loop.
+pub const DATAGRAM_RECEIVE_BUFFER_BYTES: usize = 16 << 20;
+
+pub fn transport_config(args: &Args) -> Result<Arc<TransportConfig>> {
+    let mut t = TransportConfig::default();
+    t.enable_segmentation_offload(false);
+    t.datagram_send_buffer_size(args.quinn_datagram_buffer_bytes);
+    t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BUFFER_BYTES));
+    let idle = Duration::from_secs_f64(args.idle_timeout_s);
+    t.max_idle_timeout(Some(
+        IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
+    ));
+    // Keep-alive well inside the idle timeout so only a lost peer times out.
+    t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
+    match args.cc {
+        Cc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
+        Cc::Newreno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
+        Cc::Bbr => t.congestion_controller_factory(Arc::new(BbrConfig::default())),
+    };
+    Ok(Arc::new(t))
+}
+
+/// Application close codes.
+pub const CLOSE_DONE: VarInt = VarInt::from_u32(0);
+pub const CLOSE_SIGNAL: VarInt = VarInt::from_u32(1);
+pub const CLOSE_ERROR: VarInt = VarInt::from_u32(2);
