@@ -108,14 +108,14 @@ class MarkovModel(BaseModel):
 # Verizon-LTE-short.down (Sprout / NSDI'13 trace, mean 5.03 Mbit/s), rounded.
 DEFAULT_CELLULAR = MarkovModel(
     step_s=1.0,
-    levels_mbps=[1.623, 3.453, 5.518, 9.517],
+    levels_mbps=[1.125, 2.787, 5.37, 10.061],
     transition=[
-        [0.657, 0.286, 0.057, 0.0],
-        [0.314, 0.457, 0.229, 0.0],
-        [0.0, 0.257, 0.429, 0.314],
-        [0.029, 0.0, 0.286, 0.685],
+        [0.421, 0.421, 0.158, 0.0],
+        [0.275, 0.475, 0.25, 0.0],
+        [0.0, 0.231, 0.634, 0.135],
+        [0.0, 0.034, 0.207, 0.759],
     ],
-    sigma=0.286,
+    sigma=0.238,
     fitted_from="Verizon-LTE-short.down (mahimahi-cellular), 4 states, 1 s steps",
 )
 
@@ -149,7 +149,8 @@ def fit(
 ) -> MarkovModel:
     """Fit the model from a trace: resample to step_s; steps with rate 0 form an outage
     state (if any); the others are split into n_states (or n_states − 1 with an outage) groups
-    of equal count by rate quantiles; a level is its group's mean rate; transitions are the
+    by 1-D k-means on log(rate) (deterministic: started at quantiles); a level is its group's
+    mean rate; transitions are the
     counted moves between consecutive steps (the wrap from last to first included; a state
     never left keeps a self-loop of 1); σ is the standard deviation of log(rate / level)
     over the non-outage steps."""
@@ -163,8 +164,7 @@ def fit(
     offset = 1 if zero.any() and n_states > 1 else 0
     pos = r[~zero]
     if len(pos):
-        edges = np.quantile(pos, np.linspace(0, 1, k_pos + 1)[1:-1])
-        labels[~zero] = offset + np.searchsorted(edges, pos, side="right")
+        labels[~zero] = offset + _kmeans_1d(np.log(pos), k_pos)
     used = np.unique(labels)
     remap = {int(old): new for new, old in enumerate(used)}
     labels = np.array([remap[int(x)] for x in labels])
@@ -182,6 +182,25 @@ def fit(
     return MarkovModel(
         step_s=step_s, levels_mbps=levels, transition=trans, sigma=sigma, fitted_from=name
     )
+
+
+def _kmeans_1d(x: np.ndarray, k: int, iterations: int = 100) -> np.ndarray:
+    """Deterministic 1-D k-means (Lloyd), started at the quantile midpoints; labels are
+    ordered by centre (0 = lowest)."""
+    centres = np.quantile(x, (np.arange(k) + 0.5) / k)
+    labels = np.zeros(len(x), dtype=np.int64)
+    for _ in range(iterations):
+        order = np.argsort(centres)
+        centres = centres[order]
+        edges = (centres[1:] + centres[:-1]) / 2
+        new = np.searchsorted(edges, x, side="right")
+        for i in range(k):
+            if np.any(new == i):
+                centres[i] = x[new == i].mean()
+        if np.array_equal(new, labels):
+            break
+        labels = new
+    return labels
 
 
 def _bins(s: RateSchedule, step_s: float) -> np.ndarray:
