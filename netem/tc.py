@@ -277,9 +277,20 @@ class TraceReplayer:
             self._thread.join(timeout=5.0)
 
 
+def _master(node: NodeExec, dev: str) -> str | None:
+    """The bridge (or bond) `dev` is enslaved to, if any."""
+    res = node.run(["ip", "-j", "link", "show", "dev", dev], check=False)
+    try:
+        info = json.loads(res.stdout) if res.returncode == 0 else []
+    except json.JSONDecodeError:
+        return None
+    return info[0].get("master") if info else None
+
+
 class TcBackend:
     """LinkBackend on tc. `make_bridge`: create a Linux bridge between the two interfaces in the
-    node (the tc backend only shapes; something has to forward)."""
+    node (the tc backend only shapes; something has to forward), unless one of them already
+    has a master (the topology bridged them)."""
 
     name = "tc"
 
@@ -320,7 +331,7 @@ class TcBackend:
         plan = self.plan(iface_up_in, iface_up_out, link, base_dir=base_dir, seed=seed)
         self._node = node
         commands: list[list[str]] = []
-        if self.make_bridge:
+        if self.make_bridge and not any(_master(node, d) for d in (iface_up_in, iface_up_out)):
             for argv in (
                 ["ip", "link", "add", "name", BRIDGE_NAME, "type", "bridge"],
                 ["ip", "link", "set", iface_up_in, "master", BRIDGE_NAME],

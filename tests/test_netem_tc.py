@@ -384,3 +384,24 @@ def test_delay_link_really_applies(tmp_path):
         be.stop()
     finally:
         _cleanup(names)
+
+
+def test_no_bridge_when_topology_already_bridged(tmp_path):
+    class Bridged(FakeNode):
+        def run(self, argv, *, check=True):
+            self.calls.append(argv)
+            out = '[{"ifname": "a0", "master": "br0"}]' if argv[:3] == ["ip", "-j", "link"] else ""
+            return subprocess.CompletedProcess(argv, 0, out, "")
+
+    link = Link.model_validate(
+        {
+            "uplink": {"rate_mbps": 5, "queue": {"limit_bytes": 9000}},
+            "downlink": {"rate_mbps": 5, "queue": {"limit_bytes": 9000}},
+        }
+    )
+    node = Bridged()
+    be = TcBackend()
+    applied = be.apply(node, "a0", "a1", link, base_dir=tmp_path, run_dir=tmp_path, seed=1)
+    assert all(c[0] == "tc" for c in applied["commands"])
+    be.stop()
+    assert ["ip", "link", "del", "nebr0"] not in node.calls
