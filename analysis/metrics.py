@@ -1,0 +1,312 @@
+"""Per-run metrics of SPEC-rise.md (Guest's perspective unless the name says otherwise).
+
+    python -m analysis.metrics RUN_DIR      → RUN_DIR/metrics.json and
+                                              RUN_DIR/tables/guest_frames.parquet
+
+A metric with no data is NaN (written as null in metrics.json), never 0. Definitions are in
+analysis/README.md; each function below states its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.freeze import detect_freezes
+from analysis.logs import ENDPOINTS, AnalysisError, read_json, read_metadata
+from analysis.tables import TABLES_DIR, load_tables
+from traces.orientation import euler_to_quat, geodesic_angle
+from traces.tracking import TrackingTrace
+
+NAN = float("nan")
+CHANNELS = ("tracking", "video", "ack")
+QUINN_KEYS = ("quinn_wait_us_p50", "quinn_wait_us_p99", "quinn_wait_us_max")
+QUINN_COUNT_KEY = "quinn_waited_datagrams"
+
+# the metrics every run reports (aggregate/figures rely on these names)
+CORE_METRICS = (
+    "mtp_median_ms",
+    "mtp_p95_ms",
+    "mtp_p99_ms",
+    "freeze_rate_pct",
+    "freeze_duration_s",
+    "retx_rate_pct_guest",
+    "retx_rate_pct_host",
+    "keyframe_rate_pct_guest",
+    "keyframe_rate_pct_host",
+    "mismatch_median_deg",
+    "mismatch_p95_deg",
+)
+
+
+# ------------------------------------------------------------------ pure functions
+
+
+def percentiles(values: np.ndarray, qs: tuple[float, ...] = (50, 95, 99)) -> list[float]:
+    """Percentiles with numpy's default linear interpolation; NaN for no finite value."""
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return [NAN] * len(qs)
+    return [float(x) for x in np.percentile(v, qs)]
+
+
+def mtp_ms(displays: pd.DataFrame) -> np.ndarray:
+    """MTP of each displayed frame: display_time_us − tracking_gen_time_us (one clock), in ms.
+    Frames rendered from no sample (tracking_sample_id < 0) get NaN."""
+    d = displays["display_time_us"].to_numpy(np.int64) - displays["tracking_gen_time_us"].to_numpy(
+        np.int64
+    )
+    out = d.astype(np.float64) / 1000.0
+    out[displays["tracking_sample_id"].to_numpy(np.int64) < 0] = NAN
+    return out
+
+
+def tracking_trace(tracking_sent: pd.DataFrame) -> tuple[TrackingTrace, int] | None:
+    """The endpoint's own orientation over time (times in s relative to t0 µs, returned)."""
+    t = tracking_sent.sort_values("gen_time_us", kind="stable")
+    t = t.drop_duplicates("gen_time_us", keep="last")
+    if t.empty:
+        return None
+    t0 = int(t["gen_time_us"].iloc[0])
+    times_s = (t["gen_time_us"].to_numpy(np.int64) - t0) / 1e6
+    q = euler_to_quat(
+        t["yaw_rad"].to_numpy(np.float64),
+        t["pitch_rad"].to_numpy(np.float64),
+        t["roll_rad"].to_numpy(np.float64),
+    )
+    return TrackingTrace(times_s, q), t0
+
+
+def mismatch_deg(displays: pd.DataFrame, tracking_sent: pd.DataFrame) -> np.ndarray:
+    """Per displayed frame: geodesic angle (deg) between the receiver's orientation in the
+    tracking sample the frame was rendered from (tracking_sent row with that sample_id) and its
+    orientation at display time (slerp between the neighbouring samples of tracking_sent;
+    held constant outside the sampled span). NaN where the sample id is unknown."""
+    out = np.full(len(displays), NAN)
+    tr = tracking_trace(tracking_sent)
+    if tr is None or displays.empty:
+        return out
+    trace, t0 = tr
+    by_id = tracking_sent.drop_duplicates("sample_id", keep="last").set_index("sample_id")
+    ids = displays["tracking_sample_id"].to_numpy(np.int64)
+    known = np.isin(ids, by_id.index.to_numpy())
+    if not known.any():
+        return out
+    rows = by_id.loc[ids[known]]
+    q_used = euler_to_quat(
+        rows["yaw_rad"].to_numpy(np.float64),
+        rows["pitch_rad"].to_numpy(np.float64),
+        rows["roll_rad"].to_numpy(np.float64),
+    )
+    t_disp = (displays["display_time_us"].to_numpy(np.int64)[known] - t0) / 1e6
+    q_now = trace.orientation_at(t_disp)
+    out[known] = np.degrees(geodesic_angle(q_used, q_now))
+    return out
+
+
+def final_channel_rows(channels: pd.DataFrame, endpoint: str) -> pd.DataFrame:
+    """The last (cumulative) row per channel of one endpoint, indexed by channel."""
+    c = channels[channels["endpoint"] == endpoint]
+    if c.empty:
+        return c.set_index("channel")
+    return c.sort_values("time_us", kind="stable").groupby("channel").tail(1).set_index("channel")
+
+
+def retx_rate_pct(channels: pd.DataFrame, endpoint: str) -> float:
+    """Retransmitted / sent video datagrams × 100 (final row of the video channel)."""
+    f = final_channel_rows(channels, endpoint)
+    if "video" not in f.index or f.loc["video", "sent"] <= 0:
+        return NAN
+    return 100.0 * float(f.loc["video", "retransmitted"]) / float(f.loc["video", "sent"])
+
+
+def keyframe_rate_pct(frames_sent: pd.DataFrame, endpoint: str) -> float:
+    """Key frames / frames encoded × 100 (frames_sent.csv of that endpoint)."""
+    f = frames_sent[frames_sent["endpoint"] == endpoint]
+    if f.empty:
+        return NAN
+    return 100.0 * float((f["frame_type"] == "key").sum()) / len(f)
+
+
+def goodput_mbps(
+    displayed: pd.DataFrame, sender_frames: pd.DataFrame, duration_s: float | None
+) -> float:
+    """Bytes of the frames the receiver displayed (sizes from the sender's frames_sent.csv,
+    matched by frame_id) × 8 / duration / 1e6. duration: the run's duration_s, else the span of
+    the display times. NaN with no displayed frame."""
+    if displayed.empty or sender_frames.empty:
+        return NAN
+    sizes = sender_frames.drop_duplicates("frame_id", keep="last").set_index("frame_id")
+    ids = displayed["frame_id"].drop_duplicates()
+    total = float(sizes["size_bytes"].reindex(ids).fillna(0).sum())
+    if duration_s is None or not duration_s > 0:
+        t = displayed["display_time_us"]
+        duration_s = (int(t.max()) - int(t.min())) / 1e6
+    if not duration_s > 0:
+        return NAN
+    return total * 8 / duration_s / 1e6
+
+
+def channel_counters(channels: pd.DataFrame, endpoint: str) -> dict[str, float]:
+    """dropped_ingress_<ch>_<ep>, evicted_<ch>_<ep> from the final rows; NaN if no row."""
+    f = final_channel_rows(channels, endpoint)
+    out: dict[str, float] = {}
+    for ch in CHANNELS:
+        for col in ("dropped_ingress", "evicted"):
+            out[f"{col}_{ch}_{endpoint}"] = float(f.loc[ch, col]) if ch in f.index else NAN
+    return out
+
+
+def path_metrics(path_stats: pd.DataFrame, endpoint: str) -> dict[str, float]:
+    p = path_stats[path_stats["endpoint"] == endpoint].sort_values("time_us", kind="stable")
+    if p.empty:
+        return {f"rtt_median_ms_{endpoint}": NAN, f"lost_packets_{endpoint}": NAN}
+    return {
+        f"rtt_median_ms_{endpoint}": float(p["rtt_ms"].median()),
+        f"lost_packets_{endpoint}": float(p["lost_packets"].iloc[-1]),
+    }
+
+
+def linkem_metrics(linkem: pd.DataFrame) -> dict[str, float]:
+    """Queue drops (total) and the largest per-second max queue delay per direction."""
+    out: dict[str, float] = {}
+    for direction in ("up", "down"):
+        d = linkem[linkem["direction"] == direction]
+        per_s = d[~d["final"].astype(bool)]
+        fin = d[d["final"].astype(bool)]
+        if d.empty:
+            drops, qmax = NAN, NAN
+        else:
+            drops = float(fin["drops_queue"].iloc[-1] if len(fin) else per_s["drops_queue"].sum())
+            qmax = float(per_s["queue_delay_ms_max"].max()) if len(per_s) else NAN
+        out[f"linkem_drops_queue_{direction}"] = drops
+        out[f"linkem_queue_delay_max_ms_{direction}"] = qmax
+    return out
+
+
+def quinn_metrics(summary: dict[str, Any] | None, endpoint: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for k in (*QUINN_KEYS, QUINN_COUNT_KEY):
+        v = (summary or {}).get(k)
+        out[f"{k}_{endpoint}"] = float(v) if isinstance(v, int | float) else NAN
+    return out
+
+
+def guest_frames(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per frame displayed at the Guest, in display order: display_time_us, frame_id,
+    frame_type, mtp_ms, mismatch_deg, interval_ms (since the previous display, in libwebrtc's
+    integer ms), freeze (that interval was a freeze)."""
+    disp = tables["frames_displayed"]
+    disp = disp[disp["endpoint"] == "guest"].sort_values("display_time_us", kind="stable")
+    track = tables["tracking_sent"]
+    track = track[track["endpoint"] == "guest"]
+    fr = detect_freezes(disp["display_time_us"].to_numpy(np.int64))
+    interval = np.concatenate([[np.nan], fr.intervals_ms.astype(np.float64)])[: len(disp)]
+    freeze = np.concatenate([[False], fr.is_freeze])[: len(disp)]
+    return pd.DataFrame(
+        {
+            "display_time_us": disp["display_time_us"].to_numpy(np.int64),
+            "frame_id": disp["frame_id"].to_numpy(np.int64),
+            "frame_type": disp["frame_type"].to_numpy(object),
+            "mtp_ms": mtp_ms(disp),
+            "mismatch_deg": mismatch_deg(disp, track),
+            "interval_ms": interval,
+            "freeze": freeze,
+        }
+    )
+
+
+def compute_metrics(
+    tables: dict[str, pd.DataFrame],
+    summaries: dict[str, dict[str, Any] | None],
+    duration_s: float | None,
+) -> tuple[dict[str, float], pd.DataFrame]:
+    """All per-run metrics and the Guest's per-frame table."""
+    gf = guest_frames(tables)
+    m: dict[str, float] = {}
+    m["mtp_median_ms"], m["mtp_p95_ms"], m["mtp_p99_ms"] = percentiles(gf["mtp_ms"].to_numpy())
+    fr = detect_freezes(gf["display_time_us"].to_numpy(np.int64))
+    m["freeze_rate_pct"] = fr.rate_pct
+    m["freeze_duration_s"] = NAN if fr.n_displayed == 0 else fr.duration_ms / 1000.0
+    m["freeze_count"] = NAN if fr.n_displayed == 0 else float(fr.count)
+    m["frames_displayed_guest"] = float(len(gf))
+    for ep in ENDPOINTS:
+        m[f"retx_rate_pct_{ep}"] = retx_rate_pct(tables["channels"], ep)
+        m[f"keyframe_rate_pct_{ep}"] = keyframe_rate_pct(tables["frames_sent"], ep)
+    m["mismatch_median_deg"], m["mismatch_p95_deg"] = percentiles(
+        gf["mismatch_deg"].to_numpy(), (50, 95)
+    )
+    disp, sent = tables["frames_displayed"], tables["frames_sent"]
+    m["goodput_down_mbps"] = goodput_mbps(
+        disp[disp["endpoint"] == "guest"], sent[sent["endpoint"] == "host"], duration_s
+    )
+    m["goodput_up_mbps"] = goodput_mbps(
+        disp[disp["endpoint"] == "host"], sent[sent["endpoint"] == "guest"], duration_s
+    )
+    for ep in ENDPOINTS:
+        m.update(channel_counters(tables["channels"], ep))
+        m.update(path_metrics(tables["path_stats"], ep))
+        m.update(quinn_metrics(summaries.get(ep), ep))
+    m.update(linkem_metrics(tables["linkem"]))
+    return m, gf
+
+
+def _json_safe(m: dict[str, float]) -> dict[str, float | None]:
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in m.items()}
+
+
+def read_metrics(run_dir: Path) -> dict[str, Any] | None:
+    """metrics.json of a run with nulls turned back into NaN; None if absent."""
+    obj = read_json(run_dir / "metrics.json")
+    if obj is None:
+        return None
+    obj["metrics"] = {k: (NAN if v is None else float(v)) for k, v in obj["metrics"].items()}
+    return obj
+
+
+def run_metrics(run_dir: Path) -> dict[str, Any]:
+    """Compute and write RUN_DIR/metrics.json and tables/guest_frames.parquet."""
+    meta = read_metadata(run_dir)
+    tables = load_tables(run_dir)
+    summaries = {ep: read_json(run_dir / ep / "summary.json") for ep in ENDPOINTS}
+    duration = meta["run"].get("duration_s")
+    m, gf = compute_metrics(tables, summaries, float(duration) if duration else None)
+    (run_dir / TABLES_DIR).mkdir(exist_ok=True)
+    gf.to_parquet(run_dir / TABLES_DIR / "guest_frames.parquet", index=False)
+    out = {
+        "run": meta["run"],
+        "valid": bool(meta.get("valid", False)),
+        "invalid_reasons": list(meta.get("invalid_reasons", [])),
+        "metrics": _json_safe(m),
+    }
+    (run_dir / "metrics.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m analysis.metrics", description=__doc__)
+    ap.add_argument("run_dir", type=Path)
+    args = ap.parse_args(argv)
+    if not args.run_dir.is_dir():
+        print(f"error: {args.run_dir}: not a directory", file=sys.stderr)
+        return 2
+    try:
+        out = run_metrics(args.run_dir)
+    except AnalysisError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    for k in CORE_METRICS:
+        print(f"{k}: {out['metrics'][k]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
