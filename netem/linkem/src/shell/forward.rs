@@ -1,0 +1,157 @@
+//! One forwarding thread per direction: receive a batch, feed the core, send what the core
+//! releases, sleep precisely until the core's next event (or a frame arrives).
+
+use super::clock::{monotonic_ns, tighten_timer_slack, wait_readable};
+use super::packet_log::{Fate, LogTx, Record};
+use super::socket::{Receiver, Sender};
+use linkem::direction::DropCause;
+use linkem::stats::{ShellExtras, StatsTracker};
+use linkem::{Direction, Event};
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+const S: u64 = 1_000_000_000;
+/// Longest sleep, so a stop request is seen promptly.
+const MAX_SLEEP_NS: u64 = 20_000_000;
+/// Read at most this many batches before serving the output side again.
+const RX_BATCHES_PER_ROUND: usize = 4;
+
+pub struct Forwarder {
+    pub name: &'static str,
+    pub core: Direction<Vec<u8>>,
+    pub rx: OwnedFd,
+    pub tx: OwnedFd,
+    pub buf_bytes: usize,
+    /// CLOCK_MONOTONIC ns of t = 0.
+    pub epoch_ns: u64,
+    pub stats: Arc<Mutex<File>>,
+    pub log: LogTx,
+    pub stop: Arc<AtomicBool>,
+}
+
+impl Forwarder {
+    pub fn run(mut self) -> io::Result<()> {
+        tighten_timer_slack();
+        let mut receiver = Receiver::new(self.buf_bytes);
+        let mut sender = Sender::new();
+        let mut pool: Vec<Vec<u8>> = Vec::new();
+        let mut events: Vec<Event<Vec<u8>>> = Vec::with_capacity(1024);
+        let mut tracker = StatsTracker::default();
+        let mut tx_errors = 0u64;
+        let mut next_stats_ns = S;
+        let (rx_fd, tx_fd) = (self.rx.as_raw_fd(), self.tx.as_raw_fd());
+        while !self.stop.load(Ordering::Relaxed) {
+            let mut drained = false;
+            for _ in 0..RX_BATCHES_PER_ROUND {
+                let now = monotonic_ns().saturating_sub(self.epoch_ns);
+                let core = &mut self.core;
+                let n = receiver.recv(rx_fd, &mut pool, |frame, wire_len| {
+                    core.enqueue(now, frame, wire_len as u64, &mut events);
+                })?;
+                if n < super::socket::BATCH {
+                    drained = true;
+                    break;
+                }
+            }
+            let now = monotonic_ns().saturating_sub(self.epoch_ns);
+            self.core.poll(now, &mut events);
+            for ev in events.drain(..) {
+                match ev {
+                    Event::Sent { pkt, at_ns } => {
+                        if self.log.enabled() {
+                            self.log.log(Record {
+                                dir: self.name,
+                                arrival_ns: pkt.arrival_ns,
+                                at_ns,
+                                bytes: pkt.bytes,
+                                fate: Fate::Sent,
+                            });
+                        }
+                        sender.frames.push(pkt.payload);
+                        if sender.is_full() {
+                            tx_errors += sender.flush(tx_fd, &mut pool);
+                        }
+                    }
+                    Event::Dropped { pkt, at_ns, cause } => {
+                        if self.log.enabled() {
+                            let fate = match cause {
+                                DropCause::Queue => Fate::DropQueue,
+                                DropCause::Loss => Fate::DropLoss,
+                                DropCause::Oversized => Fate::Oversized,
+                            };
+                            self.log.log(Record {
+                                dir: self.name,
+                                arrival_ns: pkt.arrival_ns,
+                                at_ns,
+                                bytes: pkt.bytes,
+                                fate,
+                            });
+                        }
+                        pool.push(pkt.payload);
+                    }
+                }
+            }
+            let failed = sender.flush(tx_fd, &mut pool);
+            if failed > 0 && self.log.enabled() {
+                self.log.log(Record {
+                    dir: self.name,
+                    arrival_ns: now,
+                    at_ns: now,
+                    bytes: 0,
+                    fate: Fate::TxError,
+                });
+            }
+            tx_errors += failed;
+            if now >= next_stats_ns {
+                let delay = self.core.take_interval_delay();
+                let extras = ShellExtras {
+                    tx_errors,
+                    log_dropped: self.log.dropped(),
+                };
+                let line = tracker.interval_line(
+                    (next_stats_ns / S) as f64,
+                    self.name,
+                    self.core.counters(),
+                    delay,
+                    self.core.queue_bytes(),
+                    extras,
+                );
+                self.write_stats(&line)?;
+                next_stats_ns += S * ((now - next_stats_ns) / S + 1);
+            }
+            if drained {
+                let wake = self
+                    .core
+                    .next_wakeup_ns()
+                    .unwrap_or(u64::MAX)
+                    .min(next_stats_ns)
+                    .min(now + MAX_SLEEP_NS);
+                let now = monotonic_ns().saturating_sub(self.epoch_ns);
+                if wake > now {
+                    wait_readable(rx_fd, wake - now);
+                }
+            }
+        }
+        let now = monotonic_ns().saturating_sub(self.epoch_ns);
+        let extras = ShellExtras {
+            tx_errors,
+            log_dropped: self.log.dropped(),
+        };
+        let line = tracker.final_line(
+            now as f64 / 1e9,
+            self.name,
+            self.core.counters(),
+            self.core.queue_bytes(),
+            extras,
+        );
+        self.write_stats(&line)
+    }
+
+    fn write_stats(&self, line: &str) -> io::Result<()> {
+        let mut f = self.stats.lock().unwrap_or_else(|p| p.into_inner());
+        f.write_all(format!("{line}\n").as_bytes())
+    }
+}

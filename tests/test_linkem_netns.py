@@ -1,0 +1,266 @@
+"""linkem on real traffic: host A ⇄ [middle namespace running linkem] ⇄ host B over veth.
+
+Checks rate (iperf3 UDP), delay (ping RTT), iid loss (ping), oversized frames, and the stats
+file and clean exit on SIGTERM. Loose bounds: the machine is shared; figures are benchmarks'
+business.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces"),
+    pytest.mark.skipif(
+        shutil.which("ip") is None or shutil.which("ethtool") is None,
+        reason="needs iproute2 (ip) and ethtool",
+    ),
+]
+
+LINKEM = REPO / "target" / "release" / "linkem"
+IP_A = "10.213.7.1"
+IP_B = "10.213.7.2"
+
+
+def _run(*argv: str, check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), capture_output=True, text=True, check=check, timeout=timeout)
+
+
+def _nsx(ns: str, *argv: str, **kw) -> subprocess.CompletedProcess[str]:
+    return _run("ip", "netns", "exec", ns, *argv, **kw)
+
+
+@pytest.fixture(scope="module")
+def linkem_bin() -> Path:
+    env = os.environ.get("PRIOLAB_LINKEM")
+    if env:
+        return Path(env)
+    if not LINKEM.is_file():
+        if shutil.which("cargo") is None:
+            pytest.skip("linkem is not built and cargo is not available")
+        subprocess.run(
+            ["cargo", "build", "--release", "-p", "linkem"], cwd=REPO, check=True, timeout=900
+        )
+    return LINKEM
+
+
+@dataclass
+class Topo:
+    ns_a: str
+    ns_m: str
+    ns_b: str
+    if_ma: str  # middle side facing A (linkem's iface-a)
+    if_mb: str  # middle side facing B (linkem's iface-b)
+    if_a: str
+    if_b: str
+
+
+@pytest.fixture(scope="module")
+def topo() -> Iterator[Topo]:
+    tok = secrets.token_hex(3)
+    t = Topo(
+        ns_a=f"lk-{tok}-a",
+        ns_m=f"lk-{tok}-m",
+        ns_b=f"lk-{tok}-b",
+        if_ma=f"lk{tok}ma",
+        if_mb=f"lk{tok}mb",
+        if_a=f"lk{tok}a",
+        if_b=f"lk{tok}b",
+    )
+    try:
+        for ns in (t.ns_a, t.ns_m, t.ns_b):
+            _run("ip", "netns", "add", ns)
+            _nsx(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1")
+            _nsx(ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1")
+            _nsx(ns, "ip", "link", "set", "lo", "up")
+        for host_ns, host_if, mid_if in ((t.ns_a, t.if_a, t.if_ma), (t.ns_b, t.if_b, t.if_mb)):
+            _run("ip", "link", "add", host_if, "netns", host_ns, "type", "veth",
+                 "peer", "name", mid_if, "netns", t.ns_m)  # fmt: skip
+            for ns, ifname in ((host_ns, host_if), (t.ns_m, mid_if)):
+                _nsx(ns, "ethtool", "-K", ifname, "tx", "off", "gso", "off", "tso", "off",
+                     "gro", "off")  # fmt: skip
+                _nsx(ns, "ip", "link", "set", ifname, "up")
+        _nsx(t.ns_a, "ip", "addr", "add", f"{IP_A}/24", "dev", t.if_a)
+        _nsx(t.ns_b, "ip", "addr", "add", f"{IP_B}/24", "dev", t.if_b)
+        yield t
+    finally:
+        for ns in (t.ns_a, t.ns_m, t.ns_b):
+            _run("ip", "netns", "delete", ns, check=False)
+
+
+def _direction(**over: object) -> dict:
+    d: dict = {
+        "rate": {"kind": "unlimited"},
+        "delay_us": 0,
+        "jitter_us": 0,
+        "jitter_reorder": False,
+        "loss": {"kind": "none"},
+        "queue": {"limit_bytes": 200_000, "limit_packets": None, "drop": "tail"},
+    }
+    d.update(over)
+    return d
+
+
+@dataclass
+class Linkem:
+    proc: subprocess.Popen[str]
+    stats: Path
+
+    def stop(self) -> list[dict]:
+        """SIGTERM, expect exit 0, return every stats line."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+        assert rc == 0, self.proc.stderr.read() if self.proc.stderr else rc
+        return [json.loads(x) for x in self.stats.read_text().splitlines()]
+
+
+@pytest.fixture
+def start_linkem(topo: Topo, linkem_bin: Path, tmp_path: Path) -> Iterator:
+    started: list[Linkem] = []
+
+    def start(a_to_b: dict, b_to_a: dict, mtu_bytes: int = 1500) -> Linkem:
+        cfg = {"seed": 42, "mtu_bytes": mtu_bytes, "a_to_b": a_to_b, "b_to_a": b_to_a}
+        n = len(started)
+        cfg_path = tmp_path / f"linkem{n}.json"
+        cfg_path.write_text(json.dumps(cfg))
+        stats, ready = tmp_path / f"stats{n}.jsonl", tmp_path / f"ready{n}"
+        argv = ["ip", "netns", "exec", topo.ns_m, str(linkem_bin), "--iface-a", topo.if_ma,
+                "--iface-b", topo.if_mb, "--config", str(cfg_path), "--stats", str(stats),
+                "--ready-file", str(ready)]  # fmt: skip
+        proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+        lk = Linkem(proc, stats)
+        started.append(lk)
+        deadline = time.monotonic() + 5
+        while not ready.exists():
+            assert proc.poll() is None, f"linkem exited: {proc.stderr.read()}"  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "linkem did not become ready"
+            time.sleep(0.02)
+        return lk
+
+    yield start
+    for lk in started:
+        if lk.proc.poll() is None:
+            lk.proc.kill()
+            lk.proc.wait()
+
+
+def _ping(topo: Topo, count: int, interval_s: float, size: int = 56) -> tuple[int, list[float]]:
+    quiet = ["-q"] if count > 200 else []
+    argv = ["ping", "-n", *quiet, "-c", str(count), "-i", str(interval_s), "-s", str(size),
+            "-W", "1", IP_B]  # fmt: skip
+    out = _nsx(topo.ns_a, *argv, check=False, timeout=count * interval_s + 20).stdout
+    received = int(re.search(r"(\d+) received", out).group(1))  # type: ignore[union-attr]
+    return received, [float(x) for x in re.findall(r"time=([\d.]+) ms", out)]
+
+
+def _finals(lines: list[dict]) -> dict[str, dict]:
+    return {x["dir"]: x for x in lines if x["final"]}
+
+
+pytestmark.append(pytest.mark.skipif(shutil.which("ping") is None, reason="needs ping"))
+
+
+def test_delay_rtt_is_twice_the_delay(topo: Topo, start_linkem) -> None:
+    lk = start_linkem(_direction(delay_us=10_000), _direction(delay_us=10_000))
+    _ping(topo, 3, 0.05)  # ARP
+    received, rtts = _ping(topo, 40, 0.05)
+    lines = lk.stop()
+    assert received == 40
+    rtts.sort()
+    median = rtts[len(rtts) // 2]
+    assert 20.0 <= rtts[0] and median < 22.0, rtts
+    fin = _finals(lines)
+    assert set(fin) == {"a_to_b", "b_to_a"}
+    assert fin["a_to_b"]["departures"] >= 43 and fin["b_to_a"]["departures"] >= 43
+
+
+def test_iid_loss_rate(topo: Topo, start_linkem) -> None:
+    lk = start_linkem(_direction(loss={"kind": "iid", "p": 0.1}), _direction())
+    _ping(topo, 2, 0.05)
+    n = 2000
+    received, _ = _ping(topo, n, 0.002)
+    fin = _finals(lk.stop())["a_to_b"]
+    loss = 1 - received / n
+    assert abs(loss - 0.10) < 0.03, loss
+    assert abs(fin["drops_loss"] / fin["arrivals"] - 0.10) < 0.03, fin
+
+
+def test_rate_with_iperf3_udp(topo: Topo, start_linkem) -> None:
+    if shutil.which("iperf3") is None:
+        pytest.skip("needs iperf3")
+    rate_bps = 20_000_000
+    queue = {"limit_bytes": 60_000, "limit_packets": None, "drop": "tail"}
+    constant = {"kind": "constant", "rate_bps": rate_bps}
+    lk = start_linkem(_direction(rate=constant, queue=queue), _direction(rate=constant))
+    server = subprocess.Popen(
+        ["ip", "netns", "exec", topo.ns_b, "iperf3", "-s", "-1", "-J", "-p", "5213"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(0.5)
+        _nsx(topo.ns_a, "iperf3", "-c", IP_B, "-p", "5213", "-u", "-b", "30M", "-l", "1400",
+             "-t", "4", "-J", timeout=40)  # fmt: skip
+        out, _ = server.communicate(timeout=20)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    lines = lk.stop()
+    end = json.loads(out)["end"]
+    got_bps = end.get("sum_received", end["sum"])["bits_per_second"]
+    # iperf3 counts UDP payload; the link serialises whole frames (1400 + 42 bytes).
+    want_bps = rate_bps * 1400 / 1442
+    assert abs(got_bps - want_bps) / want_bps < 0.10, (got_bps, want_bps)
+    busy = [x for x in lines if x["dir"] == "a_to_b" and not x["final"] and x["drops_queue"] > 0]
+    # Seconds fully inside the 4-s iperf3 run (the first and last are partial).
+    full = busy[1:-1]
+    assert full, f"the queue overflowed in {len(busy)} seconds only: the link was not saturated"
+    for x in full:
+        assert abs(x["bytes_out"] * 8 - rate_bps) / rate_bps < 0.10, x
+    assert _finals(lines)["a_to_b"]["drops_queue"] > 0
+
+
+def test_oversized_frames_are_counted(topo: Topo, start_linkem) -> None:
+    lk = start_linkem(_direction(), _direction())
+    _ping(topo, 2, 0.05)
+    for ns, ifname in ((topo.ns_a, topo.if_a), (topo.ns_m, topo.if_ma)):
+        _nsx(ns, "ip", "link", "set", ifname, "mtu", "3000")
+    try:
+        received, _ = _ping(topo, 5, 0.05, size=2000)
+    finally:
+        for ns, ifname in ((topo.ns_a, topo.if_a), (topo.ns_m, topo.if_ma)):
+            _nsx(ns, "ip", "link", "set", ifname, "mtu", "1500")
+    fin = _finals(lk.stop())["a_to_b"]
+    assert received == 0
+    assert fin["oversized"] >= 5, fin
+
+
+def test_bad_config_exits_2_naming_the_key(linkem_bin: Path, tmp_path: Path) -> None:
+    cfg = {"seed": 1, "a_to_b": _direction(loss={"kind": "iid", "p": 2}), "b_to_a": _direction()}
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(cfg))
+    r = _run(str(linkem_bin), "--iface-a", "x", "--iface-b", "y", "--config", str(p),
+             "--stats", str(tmp_path / "s"), check=False)  # fmt: skip
+    assert r.returncode == 2
+    assert "a_to_b.loss.p" in r.stderr
