@@ -85,7 +85,9 @@ impl WaitMeter {
             if w.is_empty() {
                 0
             } else {
-                w[((w.len() - 1) as f64 * p).round() as usize]
+                // nearest rank
+                let rank = (p * w.len() as f64).ceil().max(1.0) as usize;
+                w[rank.min(w.len()) - 1]
             }
         };
         WaitSummary {
