@@ -151,3 +151,32 @@ def test_sigint_tears_down_and_records_why(tmp_path: Path) -> None:
     assert not meta["valid"]
     assert meta["invalid_reasons"][0] == "aborted by SIGINT"
     assert all(pr["exit_code"] is not None for pr in meta["processes"])
+
+
+def test_dumbbell_pairs_share_one_bottleneck(tmp_path: Path) -> None:
+    sc = {
+        "name": "dumbbell",
+        "topology": {"kind": "dumbbell", "pairs": 2},
+        "duration_s": 3,
+        "link": {
+            "uplink": {"rate_mbps": 20, "delay_ms": 5, "queue": {"bdp_factor": 1.0}},
+            "downlink": {"rate_mbps": 100, "delay_ms": 5, "queue": {"bdp_factor": 1.0}},
+        },
+        "workload": {"kind": "iperf-ping", "params": {"udp_rate_mbps": 4}},
+        "settings": {"a": {}},
+    }
+    path = tmp_path / "dumbbell.yaml"
+    path.write_text(yaml.safe_dump(sc))
+    out = tmp_path / "run"
+    r = _priolab("run-one", str(path), "--setting", "a", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    _nothing_left()
+    meta = json.loads((out / "metadata.json").read_text())
+    _valid_but_for_load(meta)
+    for i in (1, 2):
+        text = (out / "logs" / f"ping-{i}.stdout").read_text()
+        rtts = [float(m) for m in re.findall(r"time=([\d.]+) ms", text)]
+        assert len(rtts) >= 5 and min(rtts) >= 9.9, (i, rtts)
+    # both pairs' iperf3 traffic (2 × 4 Mbit/s) crossed the one emulated uplink
+    up = meta["link_final"]["uplink"]
+    assert up["bytes_out"] * 8 / 3 / 1e6 > 2 * 4 * 0.8
