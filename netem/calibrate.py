@@ -44,7 +44,8 @@ IPERF_PORT = 5271
 PROBE_PORT = 5272
 
 RATES_MBPS = [1, 10, 70, 200, 500, 1000]
-MAX_RATE_LADDER_MBPS = [200, 500, 800, 1000, 1500, 2000, 3000]
+MAX_RATE_LADDER_MBPS = [100, 200, 350, 500, 700, 1000, 1500, 2000]
+QUICK_LADDER_MBPS = [100, 200, 350, 500, 1000]
 DELAY_MS = 10.5
 DELAY_LINK_MBPS = 100.0
 GE_LOSS_PCT, GE_BURST_PKTS = 2.0, 3.0
@@ -250,7 +251,7 @@ class Bench:
         return rows
 
     def ladder(self, run: Callable[[float], dict[str, Any]]) -> tuple[float, list[Any]]:
-        seconds_ladder = [500, 1000, 2000] if self.quick else MAX_RATE_LADDER_MBPS
+        seconds_ladder = QUICK_LADDER_MBPS if self.quick else MAX_RATE_LADDER_MBPS
         best, steps = 0.0, []
         for mbps in seconds_ladder:
             r = run(mbps)
@@ -276,11 +277,24 @@ class Bench:
         self.log("max rate through the emulator (unlimited):")
         return self.ladder(run)
 
-    def measure_direct(self) -> tuple[float, list[Any]]:
+    def measure_direct(self) -> tuple[float, list[Any], dict[str, Any]]:
+        """Max rate over a plain bridge, and the one-way delay of that path (the noise floor
+        of the delay measurement: same probe, no emulator)."""
         seconds = 3 if self.quick else 5
         self.log("direct path (Linux bridge, no emulator):")
         with bridged(self.topo.emu):
-            return self.ladder(lambda mbps: self.iperf_udp(mbps, seconds))
+            best, steps = self.ladder(lambda mbps: self.iperf_udp(mbps, seconds))
+            time.sleep(0.5)
+            z = self.probe(200, 1000 if self.quick else 4000, 64, "direct-delay", extra_s=1.0)
+        owd_ms = (z["recv_ns"] - z["send_ns"]) / 1e6
+        floor = {
+            "median_ms": float(np.median(owd_ms)),
+            "p99_ms": float(np.percentile(owd_ms, 99)),
+            "samples": int(len(owd_ms)),
+        }
+        self.log(f"direct path one-way delay: median {floor['median_ms']:.3f} ms, "
+                 f"p99 {floor['p99_ms']:.3f} ms")  # fmt: skip
+        return best, steps, floor
 
     def measure_delay(self) -> list[dict[str, Any]]:
         count = 1000 if self.quick else 4000
@@ -306,10 +320,14 @@ class Bench:
                     self.procs.append(bg)
                     time.sleep(1.0)
                 z = self.probe(200, count, 64, f"delay-{load_pct}", extra_s=1.0)
-                if bg is not None:
+                if bg is not None:  # let iperf3 end by itself: no TCP retransmits later
+                    for p in (bg, srv):
+                        with contextlib.suppress(subprocess.TimeoutExpired):
+                            p.wait(timeout=10)
                     self.kill_all()
+                    time.sleep(0.5)
             err_ms = (z["recv_ns"] - z["send_ns"]) / 1e6 - DELAY_MS
-            row = {
+            row: dict[str, Any] = {
                 "configured_ms": DELAY_MS,
                 "load_pct": load_pct,
                 "median_error_ms": float(np.median(err_ms)) if len(err_ms) else None,
@@ -333,13 +351,14 @@ class Bench:
             "downlink": {"unlimited": True, "queue": {"limit_packets": 10_000}},
         }
         second = 50_000 if self.quick else LOSS_PACKETS
-        patterns = []
+        patterns, arrivals = [], []
         for i, count in enumerate((LOSS_PACKETS, second)):
             with self.link(f"loss-{i}", cfg, seed=1234) as applied:
                 z = self.probe(LOSS_PPS, count, 64, f"loss-{i}")
             got = np.zeros(count, dtype=bool)
             got[z["seq"][z["seq"] < count]] = True
             patterns.append(got)
+            arrivals.append((applied["stop"].get("uplink") or {}).get("arrivals"))
             self.log(f"loss run {i}: {count} sent, {int(got.sum())} received; "
                      f"emulator: {applied['stop'].get('uplink')}")  # fmt: skip
         lost = ~patterns[0]
@@ -355,6 +374,8 @@ class Bench:
             "packets": int(len(lost)),
             "same_seed_same_pattern": bool(np.array_equal(patterns[0][:n], patterns[1])),
             "same_seed_compared_packets": n,
+            "emulator_arrivals": arrivals,
+            "sent": [LOSS_PACKETS, second],
         }
 
     def measure_trace(self) -> dict[str, Any]:
@@ -409,6 +430,7 @@ class Bench:
         r = {
             "expected_max_ms": QUEUE_LIMIT_BYTES * 8 / (QUEUE_RATE_MBPS * 1e6) * 1000,
             "measured_max_ms": float(owd_ms.max() - QUEUE_DELAY_MS),
+            "measured_p99_ms": float(np.percentile(owd_ms, 99) - QUEUE_DELAY_MS),
             "measured_p50_ms_second_half": float(
                 np.median(owd_ms[len(owd_ms) // 2 :]) - QUEUE_DELAY_MS
             ),
@@ -487,7 +509,9 @@ def calibrate(backend: str, quick: bool, log: Callable[[str], None] = print) -> 
     try:
         res["rate"] = bench.measure_rate()
         res["max_rate_mbps"], res["max_rate_steps"] = bench.measure_max_rate()
-        res["direct_path_mbps"], res["direct_path_steps"] = bench.measure_direct()
+        res["direct_path_mbps"], res["direct_path_steps"], res["direct_path_delay"] = (
+            bench.measure_direct()
+        )
         res["delay"] = bench.measure_delay()
         res["loss"] = bench.measure_loss()
         res["trace"] = bench.measure_trace()
