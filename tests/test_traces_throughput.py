@@ -304,3 +304,48 @@ def test_real_irregular_file_is_rejected_without_step():
     with pytest.raises(TraceError) as e:
         read_schedule(SIG / "4g_trace_walking_50007_c.txt")
     assert e.value.line == 157
+
+
+# --------------------------------------------------------------------------- properties
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0.05, 3.0), st.floats(0.0, 40.0)), min_size=1, max_size=12).filter(
+        lambda xs: sum(d * r for d, r in xs) * 1e6 >= 12000
+    )
+)
+def test_schedule_to_mahimahi_keeps_the_bits(steps_):
+    durs = np.array([d for d, _ in steps_])
+    rates = np.array([r for _, r in steps_])
+    s = RateSchedule(np.concatenate([[0.0], np.cumsum(durs)[:-1]]), rates, float(durs.sum()))
+    o = to_opportunities(s)
+    total_bits = float(np.sum(durs * rates)) * 1e6
+    assert len(o.times_ms) == int(np.floor(total_bits / 12000 + 1e-9))
+    assert o.times_ms[-1] == o.period_ms == round(s.duration_s * 1000)
+    # opportunity k is at the first whole ms by which the schedule has delivered k·12000 bits
+    edges = np.append(s.times_s, s.duration_s)
+    cum = np.concatenate([[0.0], np.cumsum(rates * durs)]) * 1e6
+    k = np.arange(1, len(o.times_ms) + 1) * 12000.0
+    at = np.interp(o.times_ms / 1000.0, edges, cum)
+    before = np.interp((o.times_ms - 1) / 1000.0, edges, cum)
+    inside = o.times_ms < o.period_ms  # the period is rounded to ms; the last one moves there
+    assert np.all(at[inside] >= k[inside] * (1 - 1e-9) - 1e-3)
+    assert np.all(before[inside] < k[inside] * (1 + 1e-9) + 1e-3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 2000), min_size=1, max_size=300),
+    st.floats(0.05, 5.0),
+)
+def test_mahimahi_scale_counts(times, factor):
+    t = np.sort(np.array(times + [2001]))
+    o = DeliveryOpportunities(t, 2001)
+    s = scale(o, factor)
+    assert len(s.times_ms) == max(1, int(np.floor(factor * len(t) + 1e-9)))
+    assert s.period_ms == 2001 and s.times_ms[-1] == 2001
+    assert set(s.times_ms[:-1].tolist()) <= set(t.tolist())
