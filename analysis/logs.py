@@ -98,7 +98,8 @@ class AnalysisError(ValueError):
 
 
 def empty_frame(schema: dict[str, str]) -> pd.DataFrame:
-    return pd.DataFrame({c: pd.Series(dtype=object if t == "str" else t) for c, t in schema.items()})
+    cols = {c: pd.Series(dtype=object if t == "str" else t) for c, t in schema.items()}
+    return pd.DataFrame(cols)
 
 
 def _cast(df: pd.DataFrame, schema: dict[str, str], path: Path) -> pd.DataFrame:

@@ -1,0 +1,230 @@
+"""Aggregate every run of a scenario across repetitions.
+
+    python -m analysis.aggregate RESULTS/<scenario> [--recompute]
+
+Writes into RESULTS/<scenario>/:
+- summary.csv   columns exactly: setting, metric, scheme, value, ci_low, ci_high, n_runs,
+                n_excluded (value = mean over the valid runs of the per-run values; 95 %
+                percentile bootstrap CI over runs, seeded; see analysis/stats.py)
+- ratios.csv    setting, metric, scheme, reference, ratio (scheme's value ÷ the reference's;
+                reference = pri; the ratio of means, without a CI)
+- summary.md    one markdown table per setting: metrics × schemes with CIs, the nopri ÷ pri
+                ratio, and the excluded runs with their reasons
+- runs.csv      one row per valid run: its variant names, workload parameters, every metric
+- exclusions.csv  one row per excluded run: path and reasons
+
+`setting` is the setting name, or `<setting>/<speed>` when the scenario has more than one
+speed (so summary.csv keeps its fixed columns and rows of different speeds never mix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis.logs import AnalysisError
+from analysis.metrics import CORE_METRICS
+from analysis.rundirs import Run, find_run_dirs, load_run
+from analysis.stats import N_RESAMPLES, SEED, bootstrap_ci
+
+SUMMARY_COLUMNS = [
+    "setting", "metric", "scheme", "value", "ci_low", "ci_high", "n_runs", "n_excluded",
+]  # fmt: skip
+SCHEME_ORDER = ["nopri", "pri-d", "pri-u", "pri"]
+REFERENCE = "pri"
+WORKLOAD_COLUMNS = ["video_bitrate_mbps", "fps", "tracking_speed_deg_s", "prio_guest", "prio_host"]
+
+
+def scheme_key(s: str) -> tuple[int, str]:
+    return (SCHEME_ORDER.index(s) if s in SCHEME_ORDER else len(SCHEME_ORDER), s)
+
+
+def setting_label(run: Run, multi_speed: bool) -> str:
+    return f"{run.setting}/{run.speed}" if multi_speed else run.setting
+
+
+def metric_names(runs: list[Run]) -> list[str]:
+    names = list(CORE_METRICS)
+    for r in runs:
+        for k in r.metrics:
+            if k not in names:
+                names.append(k)
+    return names
+
+
+def runs_table(runs: list[Run], multi_speed: bool) -> pd.DataFrame:
+    rows = []
+    for r in runs:
+        if not r.valid:
+            continue
+        row: dict[str, object] = {
+            "setting_label": setting_label(r, multi_speed), "setting": r.setting,
+            "scheme": r.scheme, "speed": r.speed, "rep": r.rep, "path": str(r.path),
+        }  # fmt: skip
+        for k in WORKLOAD_COLUMNS:
+            row[k] = r.workload.get(k)
+        row.update(r.metrics)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def summarise(runs: list[Run]) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+    """(summary table, ratios table, multi_speed) from loaded runs."""
+    multi_speed = len({r.speed for r in runs}) > 1
+    groups: dict[tuple[str, str], list[Run]] = {}
+    for r in runs:
+        groups.setdefault((setting_label(r, multi_speed), r.scheme), []).append(r)
+    names = metric_names(runs)
+    settings = list(dict.fromkeys(setting_label(r, multi_speed) for r in runs))
+    rows = []
+    for setting in settings:
+        schemes = sorted({s for (st, s) in groups if st == setting}, key=scheme_key)
+        for metric in names:
+            for scheme in schemes:
+                g = groups[(setting, scheme)]
+                vals = [r.metrics.get(metric, math.nan) for r in g if r.valid]
+                mean, lo, hi, n = bootstrap_ci(vals)
+                rows.append({"setting": setting, "metric": metric, "scheme": scheme,
+                             "value": mean, "ci_low": lo, "ci_high": hi, "n_runs": n,
+                             "n_excluded": sum(not r.valid for r in g)})  # fmt: skip
+    summary = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
+    return summary, ratios(summary), multi_speed
+
+
+def ratios(summary: pd.DataFrame) -> pd.DataFrame:
+    """Every scheme's value ÷ the reference scheme's (pri), per setting and metric. NaN when
+    either is missing or the reference is 0 (undefined)."""
+    rows = []
+    for (setting, metric), g in summary.groupby(["setting", "metric"], sort=False):
+        ref = g[g["scheme"] == REFERENCE]
+        if ref.empty:
+            continue
+        den = float(ref["value"].iloc[0])
+        for _, row in g[g["scheme"] != REFERENCE].iterrows():
+            num = float(row["value"])
+            ok = math.isfinite(num) and math.isfinite(den) and den != 0
+            rows.append({"setting": setting, "metric": metric, "scheme": row["scheme"],
+                         "reference": REFERENCE,
+                         "ratio": num / den if ok else math.nan})  # fmt: skip
+    return pd.DataFrame(rows, columns=["setting", "metric", "scheme", "reference", "ratio"])
+
+
+def _fmt(x: float) -> str:
+    if not math.isfinite(x):
+        return "—"
+    a = abs(x)
+    if a == 0:
+        return "0"
+    if a >= 100:
+        return f"{x:.0f}"
+    if a >= 1:
+        return f"{x:.2f}"
+    return f"{x:.3g}"
+
+
+def exclusion_lines(runs: list[Run], root: Path) -> list[str]:
+    excluded = [r for r in runs if not r.valid]
+    if not excluded:
+        return ["No run excluded."]
+    out = [f"{len(excluded)} run(s) excluded (invalid):"]
+    for reason, n in Counter("; ".join(r.reasons) for r in excluded).most_common():
+        out.append(f"- {n} × {reason}")
+    out.append("")
+    out += [f"  - `{r.path.relative_to(root)}`: {'; '.join(r.reasons)}" for r in excluded]
+    return out
+
+
+def markdown(
+    summary: pd.DataFrame, ratio: pd.DataFrame, runs: list[Run], root: Path, name: str
+) -> str:
+    n_valid = sum(r.valid for r in runs)
+    lines = [
+        f"# {name}: summary",
+        "",
+        f"{len(runs)} run(s) found, {n_valid} valid, {len(runs) - n_valid} excluded. "
+        f"Value = mean over valid runs; [low, high] = 95 % percentile bootstrap CI over runs "
+        f"({N_RESAMPLES} resamples, seed {SEED}; one run: low = high = value); "
+        "(n) = runs with a value. Guest's perspective unless the metric ends in _host. "
+        "— = no data.",
+        "",
+    ]
+    for setting, g in summary.groupby("setting", sort=False):
+        schemes = sorted(g["scheme"].unique(), key=scheme_key)
+        has_ratio = "nopri" in schemes and REFERENCE in schemes
+        head = ["metric", *schemes] + (["nopri ÷ pri"] if has_ratio else [])
+        lines += [f"## {setting}", "", "| " + " | ".join(head) + " |",
+                  "|" + "---|" * len(head)]  # fmt: skip
+        for metric, gm in g.groupby("metric", sort=False):
+            cells = [metric]
+            for s in schemes:
+                row = gm[gm["scheme"] == s].iloc[0]
+                if row["n_runs"] == 0:
+                    cells.append(f"— (0; {row['n_excluded']} excl.)")
+                    continue
+                c = f"{_fmt(row['value'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
+                c += f" ({row['n_runs']}"
+                c += f"; {row['n_excluded']} excl.)" if row["n_excluded"] else ")"
+                cells.append(c)
+            if has_ratio:
+                r = ratio[(ratio["setting"] == setting) & (ratio["metric"] == metric)
+                          & (ratio["scheme"] == "nopri")]  # fmt: skip
+                cells.append(_fmt(float(r["ratio"].iloc[0])) if len(r) else "—")
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += ["## Excluded runs", "", *exclusion_lines(runs, root), ""]
+    return "\n".join(lines)
+
+
+def aggregate(scenario_dir: Path, recompute: bool = False) -> dict[str, object]:
+    paths = find_run_dirs(scenario_dir)
+    if not paths:
+        raise AnalysisError(
+            f"{scenario_dir}: no run directories <setting>/<scheme>/<speed>/r<rep> found"
+        )
+    runs = [load_run(p, recompute) for p in paths]
+    summary, ratio, multi_speed = summarise(runs)
+    summary.to_csv(scenario_dir / "summary.csv", index=False)
+    ratio.to_csv(scenario_dir / "ratios.csv", index=False)
+    runs_table(runs, multi_speed).to_csv(scenario_dir / "runs.csv", index=False)
+    pd.DataFrame(
+        [{"path": str(r.path.relative_to(scenario_dir)), "setting": r.setting,
+          "scheme": r.scheme, "speed": r.speed, "rep": r.rep, "reasons": "; ".join(r.reasons)}
+         for r in runs if not r.valid],
+        columns=["path", "setting", "scheme", "speed", "rep", "reasons"],
+    ).to_csv(scenario_dir / "exclusions.csv", index=False)  # fmt: skip
+    md = markdown(summary, ratio, runs, scenario_dir, scenario_dir.name)
+    (scenario_dir / "summary.md").write_text(md)
+    return {
+        "runs": len(runs),
+        "valid": int(np.sum([r.valid for r in runs])),
+        "excluded": exclusion_lines(runs, scenario_dir),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m analysis.aggregate", description=__doc__)
+    ap.add_argument("scenario_dir", type=Path)
+    ap.add_argument("--recompute", action="store_true", help="recompute every metrics.json")
+    args = ap.parse_args(argv)
+    if not args.scenario_dir.is_dir():
+        print(f"error: {args.scenario_dir}: not a directory", file=sys.stderr)
+        return 2
+    try:
+        res = aggregate(args.scenario_dir, args.recompute)
+    except AnalysisError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"{args.scenario_dir}: {res['runs']} runs, {res['valid']} valid")
+    for line in res["excluded"]:  # type: ignore[attr-defined]
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""Find the run directories of a scenario and read what aggregation needs from each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from analysis.logs import AnalysisError, read_metadata
+from analysis.metrics import read_metrics, run_metrics
+
+
+@dataclass
+class Run:
+    path: Path
+    setting: str
+    scheme: str
+    speed: str
+    rep: str
+    meta: dict[str, Any]
+    valid: bool
+    reasons: list[str]
+    metrics: dict[str, float]
+
+    @property
+    def workload(self) -> dict[str, Any]:
+        w = self.meta.get("run", {}).get("workload", {})
+        return w if isinstance(w, dict) else {}
+
+
+def find_run_dirs(scenario_dir: Path) -> list[Path]:
+    """Every `<setting>/<scheme>/<speed>/r<rep>` under the scenario directory (finished runs
+    only: `.partial` directories of interrupted runs are skipped)."""
+    out = []
+    for p in sorted(scenario_dir.glob("*/*/*/r*")):
+        if p.is_dir() and not p.name.endswith(".partial") and p.name[1:].isdigit():
+            out.append(p)
+    return out
+
+
+def load_run(path: Path, recompute: bool = False) -> Run:
+    """A run with its metrics (computed and written if metrics.json is absent or older than
+    the logs, or recompute). Invalid runs get no metrics: their logs may be absent or broken."""
+    setting, scheme, speed = path.parts[-4], path.parts[-3], path.parts[-2]
+    meta = read_metadata(path)
+    valid = bool(meta.get("valid", False))
+    reasons = [str(r) for r in meta.get("invalid_reasons", [])] or (
+        [] if valid else ["metadata says valid=false without a reason"]
+    )
+    metrics: dict[str, float] = {}
+    if valid:
+        m = None if recompute else _fresh_metrics(path)
+        try:
+            if m is None:
+                run_metrics(path)
+                m = read_metrics(path)
+        except AnalysisError as e:
+            valid, reasons = False, [f"analysis: {e}"]
+        else:
+            assert m is not None
+            metrics = m["metrics"]
+    return Run(path, setting, scheme, speed, path.name[1:], meta, valid, reasons, metrics)
+
+
+def _fresh_metrics(path: Path) -> dict[str, Any] | None:
+    mj = path / "metrics.json"
+    if not mj.is_file():
+        return None
+    t = mj.stat().st_mtime
+    for ep in ("guest", "host"):
+        d = path / ep
+        if d.is_dir() and any(f.stat().st_mtime > t for f in d.iterdir()):
+            return None
+    return read_metrics(path)
