@@ -68,6 +68,7 @@ def label(s: str) -> str:
 def save(fig: plt.Figure, out: Path, name: str, caption: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    fig.tight_layout()
     fig.savefig(paths[0], dpi=150, bbox_inches="tight")
     fig.savefig(paths[1], bbox_inches="tight")
     plt.close(fig)
@@ -294,7 +295,7 @@ def fig_bitrate(runs: pd.DataFrame, out: Path) -> list[str]:
                     marker="o",
                     capsize=3,
                     color=pal[s],
-                    label=f"{label(s)}, n={int(n.min())}–{int(n.max())} runs/point",
+                    label=f"{label(s)}, n={_span(n)} runs/point",
                 )
             ax.set_xlabel("video bitrate (Mbit/s)")
             ax.set_ylabel(METRIC_LABELS[m])
@@ -309,6 +310,11 @@ def fig_bitrate(runs: pd.DataFrame, out: Path) -> list[str]:
         "(analysis.stats.bootstrap_ci; n runs per point in the legend) (paper Fig. 10).",
     )
     return []
+
+
+def _span(n: np.ndarray) -> str:
+    lo, hi = int(n.min()), int(n.max())
+    return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
 def _pick_run(runs: pd.DataFrame, scheme: str) -> pd.Series | None:

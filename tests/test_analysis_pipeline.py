@@ -1,0 +1,193 @@
+"""Tables, aggregation, bootstrap, figures and show on a small synthetic results tree."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.aggregate import SUMMARY_COLUMNS, aggregate
+from analysis.figures import make_figures
+from analysis.logs import AnalysisError, read_linkem_stats, read_log_csv
+from analysis.metrics import read_metrics, run_metrics
+from analysis.show import show
+from analysis.stats import bootstrap_ci
+from analysis.synthetic import SynthRun, run_path, write_run
+from analysis.tables import build_tables, write_tables
+
+SCHEMES = ("nopri", "pri")
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 schemes × 2 valid reps, plus one invalid run with no logs at all."""
+    results = tmp_path_factory.mktemp("results")
+    for k, scheme in enumerate(SCHEMES):
+        for rep in (1, 2):
+            r = SynthRun(
+                scenario="t", setting="FB-4K-Low", scheme=scheme, speed="moderate", rep=rep,
+                seed=10 * k + rep, duration_s=2.0,
+                delay_ms=60.0 if scheme == "nopri" else 25.0,
+                stall_after_frame=20 if scheme == "nopri" else None,
+                retx_fraction=0.04 if scheme == "nopri" else 0.01,
+            )  # fmt: skip
+            write_run(run_path(results, r), r)
+    bad = results / "t" / "FB-4K-Low" / "pri" / "moderate" / "r3"
+    bad.mkdir(parents=True)
+    (bad / "metadata.json").write_text(
+        json.dumps(
+            {
+                "run": {"setting": "FB-4K-Low"},
+                "valid": False,
+                "invalid_reasons": ["rise-guest exited with code 4"],
+            }
+        )  # fmt: skip
+    )
+    aggregate(results / "t")
+    return results / "t"
+
+
+# ------------------------------------------------------------------ logs and tables
+
+
+def test_missing_and_empty_files_are_empty_tables(tmp_path: Path):
+    (tmp_path / "guest").mkdir()
+    (tmp_path / "guest" / "frames_sent.csv").write_text("")
+    (tmp_path / "guest" / "channels.csv").write_text(
+        "time_us,channel,enqueued,sent,dropped_ingress,evicted,retransmitted,bytes_sent\n"
+    )
+    tables, manifest = build_tables(tmp_path)
+    assert all(t.empty for t in tables.values())
+    assert manifest["host/frames_sent.csv"] == "missing"
+    assert manifest["guest/channels.csv"] == 0
+    assert "endpoint" in tables["channels"].columns
+    out = write_tables(tmp_path)
+    assert pd.read_parquet(out / "linkem.parquet").empty
+
+
+def test_bad_csv_names_file_line_and_column(tmp_path: Path):
+    p = tmp_path / "frames_sent.csv"
+    p.write_text(
+        "frame_id,frame_type,size_bytes,frag_cnt,encode_time_us,tracking_sample_id\n"
+        "0,key,1000,1,5,0\n1,delta,abc,1,6,0\n"
+    )
+    with pytest.raises(AnalysisError, match=r"frames_sent.csv: line 3, column 'size_bytes'"):
+        read_log_csv(p)
+    p.write_text(
+        "frame_id,frame_type,size_bytes,frag_cnt,encode_time_us,tracking_sample_id\n"
+        "0,intra,1000,1,5,0\n"
+    )
+    with pytest.raises(AnalysisError, match=r"'frame_type': 'intra' is not one of"):
+        read_log_csv(p)
+    p.write_text("frame_id,frame_type\n0,key\n")
+    with pytest.raises(AnalysisError, match=r"header lacks column\(s\) \['size_bytes'"):
+        read_log_csv(p)
+    lk = tmp_path / "linkem-stats.jsonl"
+    lk.write_text('{"t_s": 1.0, "dir": "up"}\n')
+    with pytest.raises(AnalysisError, match=r"linkem-stats.jsonl: line 1: missing key"):
+        read_linkem_stats(lk)
+
+
+def test_tables_and_metrics_of_one_run(tree: Path):
+    run = tree / "FB-4K-Low" / "pri" / "moderate" / "r1"
+    out = write_tables(run)
+    frames = pd.read_parquet(out / "frames_sent.parquet")
+    raw = pd.read_csv(run / "host" / "frames_sent.csv")
+    assert (frames["endpoint"] == "host").sum() == len(raw)
+    lk = pd.read_parquet(out / "linkem.parquet")
+    assert set(lk["direction"]) == {"up", "down"}
+    run_metrics(run)
+    m = read_metrics(run)["metrics"]
+    disp = pd.read_csv(run / "guest" / "frames_displayed.csv")
+    expect = np.median((disp["display_time_us"] - disp["tracking_gen_time_us"]) / 1000)
+    assert m["mtp_median_ms"] == pytest.approx(expect)
+    key = (raw["frame_type"] == "key").sum()
+    assert m["keyframe_rate_pct_host"] == pytest.approx(100 * key / len(raw))
+
+
+# ------------------------------------------------------------------ bootstrap
+
+
+def test_bootstrap_ci_contains_mean_and_is_deterministic():
+    v = [3.1, 5.7, 4.2, 9.9, 1.3, 6.6, 2.8]  # distinct sums: resampled means rarely tie
+    mean, lo, hi, n = bootstrap_ci(v)
+    assert mean == pytest.approx(sum(v) / len(v)) and n == len(v)
+    assert lo <= mean <= hi and lo < hi
+    assert min(v) <= lo and hi <= max(v)
+    assert bootstrap_ci(v) == (mean, lo, hi, n)
+    assert bootstrap_ci(v, seed=7) != (mean, lo, hi, n)  # the seed is what fixes it
+    assert bootstrap_ci([2.5]) == (2.5, 2.5, 2.5, 1)
+    assert bootstrap_ci([2.0, float("nan")]) == (2.0, 2.0, 2.0, 1)
+    m, lo, hi, n = bootstrap_ci([])
+    assert n == 0 and math.isnan(m) and math.isnan(lo) and math.isnan(hi)
+
+
+# ------------------------------------------------------------------ aggregate
+
+
+def test_summary_columns_values_and_exclusions(tree: Path):
+    s = pd.read_csv(tree / "summary.csv")
+    assert list(s.columns) == SUMMARY_COLUMNS
+    assert set(s["setting"]) == {"FB-4K-Low"}  # one speed: the setting name alone
+    per_run = {
+        sch: [
+            read_metrics(tree / "FB-4K-Low" / sch / "moderate" / f"r{r}")["metrics"] for r in (1, 2)
+        ]
+        for sch in SCHEMES
+    }
+    for sch in SCHEMES:
+        row = s[(s["metric"] == "mtp_p95_ms") & (s["scheme"] == sch)].iloc[0]
+        vals = [m["mtp_p95_ms"] for m in per_run[sch]]
+        assert row["value"] == pytest.approx(sum(vals) / 2)
+        assert row["ci_low"] <= row["value"] <= row["ci_high"]
+        assert row["n_runs"] == 2
+        assert row["n_excluded"] == (1 if sch == "pri" else 0)
+    for metric in ("mtp_median_ms", "freeze_rate_pct", "retx_rate_pct_guest",
+                   "keyframe_rate_pct_host", "mismatch_p95_deg", "goodput_down_mbps"):  # fmt: skip
+        assert metric in set(s["metric"])
+    r = pd.read_csv(tree / "ratios.csv")
+    row = r[(r["metric"] == "mtp_median_ms") & (r["scheme"] == "nopri")].iloc[0]
+    v = s[s["metric"] == "mtp_median_ms"].set_index("scheme")["value"]
+    assert row["ratio"] == pytest.approx(v["nopri"] / v["pri"])
+    md = (tree / "summary.md").read_text()
+    assert "1 run(s) excluded" in md and "rise-guest exited with code 4" in md
+    assert "nopri ÷ pri" in md
+    ex = pd.read_csv(tree / "exclusions.csv")
+    assert list(ex["path"]) == ["FB-4K-Low/pri/moderate/r3"]
+
+
+def test_two_speeds_encode_setting_slash_speed(tmp_path: Path):
+    for speed in ("slow", "fast"):
+        r = SynthRun(scenario="s", scheme="pri", speed=speed, duration_s=1.0)
+        write_run(run_path(tmp_path, r), r)
+    aggregate(tmp_path / "s")
+    s = pd.read_csv(tmp_path / "s" / "summary.csv")
+    assert set(s["setting"]) == {"FB-4K-Low/slow", "FB-4K-Low/fast"}
+    assert list(s.columns) == SUMMARY_COLUMNS
+
+
+def test_aggregate_without_runs_is_a_clear_error(tmp_path: Path):
+    with pytest.raises(AnalysisError, match="no run directories"):
+        aggregate(tmp_path)
+
+
+# ------------------------------------------------------------------ figures and show
+
+
+def test_figures_are_written_with_captions(tree: Path):
+    made, skipped = make_figures(tree)
+    names = {p.stem for p in made}
+    for name in ("transport_mtp_cdf", "transport_freeze", "mismatch_cdf", "retx_keyframe",
+                 "timeseries_nopri", "timeseries_pri"):  # fmt: skip
+        assert name in names, (name, skipped)
+        for ext in ("png", "pdf", "txt"):
+            p = tree / "figures" / f"{name}.{ext}"
+            assert p.is_file() and p.stat().st_size > 0
+    assert any(s.startswith("ablation") for s in skipped)  # no pri-u/pri-d runs here
+    assert any(s.startswith("bitrate_sweep") for s in skipped)  # one bitrate only
+    text = show(tree)
+    assert "# t: summary" in text and "transport_mtp_cdf.png" in text
