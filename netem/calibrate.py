@@ -186,7 +186,11 @@ class Bench:
             out, _ = server.communicate()
         self.procs.remove(server)
         try:
-            srv_end = json.loads(out)["end"]
+            srv_json = json.loads(out)
+            srv_end = srv_json["end"]
+            steady = [
+                iv["sum"] for iv in srv_json.get("intervals", [])[1:] if iv["sum"]["seconds"] >= 0.5
+            ]
             srv, srv_rx = srv_end["sum"], srv_end["sum_received"]
             cli = json.loads(client.stdout)["end"]["sum"]
         except (json.JSONDecodeError, KeyError) as e:
@@ -194,7 +198,15 @@ class Bench:
         wire = FRAME_BYTES / PAYLOAD_BYTES
         return {
             "offered_mbps": cli["bits_per_second"] * wire / 1e6,
-            "achieved_mbps": srv_rx["bits_per_second"] * wire / 1e6,
+            # steady state: receiver intervals after the first second (no start/end effects)
+            "achieved_mbps": (
+                sum(iv["bytes"] for iv in steady) * 8 / sum(iv["seconds"] for iv in steady)
+                if steady
+                else srv_rx["bits_per_second"]
+            )
+            * wire
+            / 1e6,
+            "achieved_whole_test_mbps": srv_rx["bits_per_second"] * wire / 1e6,
             "loss_pct": float(srv.get("lost_percent", 0.0)),
             "packets": int(srv.get("packets", 0)),
         }
@@ -235,7 +247,7 @@ class Bench:
     # ----------------------------------------------------------------- measurements
 
     def measure_rate(self) -> list[dict[str, Any]]:
-        seconds = 3 if self.quick else 10
+        seconds = 4 if self.quick else 10
         rows = []
         for mbps in RATES_MBPS:
             limit = max(64_000, int(mbps * 1e6 / 8 * 0.1))  # 100 ms of the rate
