@@ -338,16 +338,16 @@ class TcBackend:
                 ["ip", "link", "set", iface_up_out, "master", BRIDGE_NAME],
                 ["ip", "link", "set", BRIDGE_NAME, "up"],
             ):
+                self._bridge = True
                 node.run(argv)
                 commands.append(argv)
-                self._bridge = True
         for key in ("uplink", "downlink"):
             dev = plan[key]["dev"]
             node.run(teardown_argv(dev), check=False)  # no stale root qdisc
+            self._devs.append(dev)  # stop() cleans up even if a command below fails
             for argv in plan[key]["commands"]:
                 node.run(argv)
                 commands.append(argv)
-            self._devs.append(dev)
         t0 = time.monotonic()
         for key in ("uplink", "downlink"):
             tr = plan[key]["trace"]
