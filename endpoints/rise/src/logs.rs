@@ -75,7 +75,6 @@ pub struct Logs {
     tracking_received: Csv,
     channels: Csv,
     path_stats: Csv,
-    pub malformed: u64,
 }
 
 impl Logs {
@@ -112,7 +111,6 @@ impl Logs {
                 "path_stats.csv",
                 "time_us,rtt_ms,cwnd_bytes,lost_packets,sent_packets,bytes_sent,bytes_received,congestion_events",
             )?,
-            malformed: 0,
         })
     }
 
@@ -157,10 +155,8 @@ impl Logs {
             } => self
                 .tracking_received
                 .line(&format!("{sample_id},{recv_time_us},{gen_time_us}")),
-            Event::Malformed { .. } => {
-                self.malformed += 1;
-                Ok(())
-            }
+            // Counted by the core (summary.json `datagrams_malformed`).
+            Event::Malformed { .. } => Ok(()),
         }
     }
 
