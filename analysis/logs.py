@@ -9,6 +9,7 @@ and what is allowed.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,13 @@ ALLOWED_VALUES: dict[tuple[str, str], set[str]] = {
     ("channels.csv", "channel"): {"tracking", "video", "ack"},
 }
 
+# cells the `rise` endpoint leaves empty when there is no value (endpoints/rise/src/logs.rs
+# writes `opt(None)` as ""): a frame displayed before any tracking sample of this endpoint
+NULLABLE: set[tuple[str, str]] = {
+    ("frames_displayed.csv", "tracking_gen_time_us"),
+    ("frames_displayed.csv", "mtp_ms"),
+}
+
 LINKEM_SCHEMA: dict[str, str] = {
     "t_s": "float64",
     "dir": "str",
@@ -110,19 +118,23 @@ def _cast(df: pd.DataFrame, schema: dict[str, str], path: Path) -> pd.DataFrame:
             out[col] = s.astype(str).str.strip()
             continue
         num = pd.to_numeric(s, errors="coerce")
-        bad = num.isna()  # empty cells and non-numbers alike
+        nullable = (path.name, col) in NULLABLE
+        bad = num.isna() & (s.notna() if nullable else True)  # empty cells only if nullable
+        if nullable and dtype == "int64":
+            dtype = "Int64"
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
             raise AnalysisError(
                 f"{path}: line {i + 2}, column {col!r}: {s.iloc[i]!r} is not a number"
             )
-        if dtype == "int64":
-            if not np.all(np.mod(num.to_numpy(dtype=np.float64), 1) == 0):
-                i = int(np.flatnonzero(np.mod(num.to_numpy(dtype=np.float64), 1) != 0)[0])
+        if dtype in ("int64", "Int64"):
+            frac = np.mod(num.to_numpy(dtype=np.float64), 1)
+            if np.any(frac[~np.isnan(frac)] != 0):
+                i = int(np.flatnonzero(np.nan_to_num(frac) != 0)[0])
                 raise AnalysisError(
                     f"{path}: line {i + 2}, column {col!r}: {s.iloc[i]!r} is not an integer"
                 )
-            out[col] = num.astype("int64")
+            out[col] = num.astype(dtype)
         else:
             out[col] = num.astype("float64")
     return pd.DataFrame(out)
@@ -134,8 +146,14 @@ def read_log_csv(path: Path, name: str | None = None) -> pd.DataFrame:
     schema = CSV_SCHEMAS[name]
     if not path.is_file() or path.stat().st_size == 0:
         return empty_frame(schema)
+    text = path.read_text()
+    truncated = bool(text) and not text.endswith("\n")
+    if truncated:  # the writer was killed mid-line: that line is incomplete, drop it
+        text = text[: text.rfind("\n") + 1]
+    if not text.strip():
+        return empty_frame(schema)
     try:
-        df = pd.read_csv(path, dtype=str, skipinitialspace=True)
+        df = pd.read_csv(io.StringIO(text), dtype=str, skipinitialspace=True)
     except pd.errors.EmptyDataError:
         return empty_frame(schema)
     except pd.errors.ParserError as e:
@@ -147,6 +165,7 @@ def read_log_csv(path: Path, name: str | None = None) -> pd.DataFrame:
             "(endpoints/README.md)"
         )
     df = _cast(df[list(schema)], schema, path)
+    df.attrs["truncated_last_line"] = truncated
     for (fname, col), allowed in ALLOWED_VALUES.items():
         if fname == name and len(df):
             bad = ~df[col].isin(allowed)

@@ -61,10 +61,9 @@ def percentiles(values: np.ndarray, qs: tuple[float, ...] = (50, 95, 99)) -> lis
 def mtp_ms(displays: pd.DataFrame) -> np.ndarray:
     """MTP of each displayed frame: display_time_us − tracking_gen_time_us (one clock), in ms.
     Frames rendered from no sample (tracking_sample_id < 0) get NaN."""
-    d = displays["display_time_us"].to_numpy(np.int64) - displays["tracking_gen_time_us"].to_numpy(
-        np.int64
-    )
-    out = d.astype(np.float64) / 1000.0
+    gen = displays["tracking_gen_time_us"].to_numpy(np.float64, na_value=np.nan)
+    # µs since the epoch (< 2**53) are exact in float64
+    out = (displays["display_time_us"].to_numpy(np.float64) - gen) / 1000.0
     out[displays["tracking_sample_id"].to_numpy(np.int64) < 0] = NAN
     return out
 
@@ -275,18 +274,26 @@ def read_metrics(run_dir: Path) -> dict[str, Any] | None:
 def run_metrics(run_dir: Path) -> dict[str, Any]:
     """Compute and write RUN_DIR/metrics.json and tables/guest_frames.parquet."""
     meta = read_metadata(run_dir)
-    tables = load_tables(run_dir)
-    summaries = {ep: read_json(run_dir / ep / "summary.json") for ep in ENDPOINTS}
-    duration = meta["run"].get("duration_s")
-    m, gf = compute_metrics(tables, summaries, float(duration) if duration else None)
-    (run_dir / TABLES_DIR).mkdir(exist_ok=True)
-    gf.to_parquet(run_dir / TABLES_DIR / "guest_frames.parquet", index=False)
-    out = {
+    out: dict[str, Any] = {
         "run": meta["run"],
         "valid": bool(meta.get("valid", False)),
         "invalid_reasons": list(meta.get("invalid_reasons", [])),
-        "metrics": _json_safe(m),
+        "metrics": {},
     }
+    try:
+        tables = load_tables(run_dir)
+        summaries = {ep: read_json(run_dir / ep / "summary.json") for ep in ENDPOINTS}
+        duration = meta["run"].get("duration_s")
+        m, gf = compute_metrics(tables, summaries, float(duration) if duration else None)
+    except AnalysisError as e:
+        # unreadable logs: the run cannot be analysed, so it is invalid, with the reason
+        out["valid"] = False
+        out["invalid_reasons"].append(f"analysis: {e}")
+        out["analysis_error"] = str(e)
+    else:
+        (run_dir / TABLES_DIR).mkdir(exist_ok=True)
+        gf.to_parquet(run_dir / TABLES_DIR / "guest_frames.parquet", index=False)
+        out["metrics"] = _json_safe(m)
     (run_dir / "metrics.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
     return out
 
@@ -294,15 +301,23 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.metrics", description=__doc__)
     ap.add_argument("run_dir", type=Path)
+    ap.add_argument(
+        "--strict", action="store_true", help="exit 1 on malformed logs (default: record it)"
+    )
     args = ap.parse_args(argv)
     if not args.run_dir.is_dir():
         print(f"error: {args.run_dir}: not a directory", file=sys.stderr)
         return 2
     try:
         out = run_metrics(args.run_dir)
-    except AnalysisError as e:
+    except AnalysisError as e:  # metadata.json itself unreadable
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if "analysis_error" in out:
+        print(f"error: {out['analysis_error']} (run marked invalid)", file=sys.stderr)
+        return 1 if args.strict else 0
+    if not out["valid"]:
+        print(f"invalid run: {'; '.join(out['invalid_reasons'])}")
     for k in CORE_METRICS:
         print(f"{k}: {out['metrics'][k]}")
     return 0

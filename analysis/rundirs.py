@@ -58,6 +58,8 @@ def load_run(path: Path, recompute: bool = False) -> Run:
             valid, reasons = False, [f"analysis: {e}"]
         else:
             assert m is not None
+            if m.get("valid") is False and m.get("analysis_error"):
+                valid, reasons = False, list(m.get("invalid_reasons", []))
             metrics = m["metrics"]
     return Run(path, setting, scheme, speed, path.name[1:], meta, valid, reasons, metrics)
 

@@ -44,7 +44,10 @@ def build_tables(run_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, obje
         for ep in ENDPOINTS:
             path = run_dir / ep / csv_name
             df = read_log_csv(path, csv_name)
-            manifest[f"{ep}/{csv_name}"] = len(df) if path.is_file() else "missing"
+            note: object = len(df) if path.is_file() else "missing"
+            if df.attrs.get("truncated_last_line"):
+                note = f"{len(df)} rows (an incomplete last line was dropped)"
+            manifest[f"{ep}/{csv_name}"] = note
             df.insert(0, "endpoint", pd.Series([ep] * len(df), dtype=object))
             parts.append(df)
         tables[table_name(csv_name)] = pd.concat(parts, ignore_index=True)
@@ -78,6 +81,9 @@ def load_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.tables", description=__doc__)
     ap.add_argument("run_dir", type=Path)
+    ap.add_argument(
+        "--strict", action="store_true", help="exit 1 on malformed logs (default: record it)"
+    )
     args = ap.parse_args(argv)
     if not args.run_dir.is_dir():
         print(f"error: {args.run_dir}: not a directory", file=sys.stderr)
@@ -85,8 +91,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = write_tables(args.run_dir)
     except AnalysisError as e:
+        # one broken run must not stop a whole workflow: the error is recorded here, and
+        # analysis.metrics marks the run invalid with it, so aggregation excludes it and says why
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        if args.strict:
+            return 1
+        d = args.run_dir / TABLES_DIR
+        d.mkdir(exist_ok=True)
+        (d / "manifest.json").write_text(json.dumps({"error": str(e)}, indent=2) + "\n")
+        return 0
     print(out)
     return 0
 

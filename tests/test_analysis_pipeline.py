@@ -191,3 +191,73 @@ def test_figures_are_written_with_captions(tree: Path):
     assert any(s.startswith("bitrate_sweep") for s in skipped)  # one bitrate only
     text = show(tree)
     assert "# t: summary" in text and "transport_mtp_cdf.png" in text
+
+
+# ------------------------------------------------------------------ robustness
+
+
+DISPLAYED_HEADER = (
+    "frame_id,frame_type,display_time_us,tracking_sample_id,tracking_gen_time_us,mtp_ms\n"
+)
+
+
+def test_empty_cells_where_the_endpoint_writes_none(tmp_path: Path):
+    p = tmp_path / "frames_displayed.csv"
+    p.write_text(DISPLAYED_HEADER + "0,key,5000,-1,,\n1,delta,9000,3,4000,5.000\n")
+    df = read_log_csv(p)
+    assert df["tracking_gen_time_us"].isna().tolist() == [True, False]
+    from analysis.metrics import mtp_ms
+
+    m = mtp_ms(df)
+    assert math.isnan(m[0]) and m[1] == pytest.approx((9000 - 4000) / 1000)
+    # an empty cell in a column that always has a value is an error
+    p.write_text(DISPLAYED_HEADER + "0,key,,-1,,\n")
+    with pytest.raises(AnalysisError, match="line 2, column 'display_time_us'"):
+        read_log_csv(p)
+
+
+def test_incomplete_last_line_is_dropped_and_noted(tmp_path: Path):
+    (tmp_path / "guest").mkdir()
+    (tmp_path / "guest" / "frames_displayed.csv").write_text(
+        DISPLAYED_HEADER + "0,key,5000,1,4000,1.000\n1,delta,90"
+    )
+    tables, manifest = build_tables(tmp_path)
+    assert len(tables["frames_displayed"]) == 1
+    assert "incomplete last line" in str(manifest["guest/frames_displayed.csv"])
+
+
+def test_malformed_valid_run_is_excluded_with_the_reason(tmp_path: Path):
+    from analysis import metrics, tables
+
+    for rep in (1, 2):
+        r = SynthRun(scenario="m", scheme="pri", rep=rep, duration_s=1.0)
+        write_run(run_path(tmp_path, r), r)
+    bad = tmp_path / "m" / "FB-4K-Low" / "pri" / "moderate" / "r2"
+    (bad / "host" / "frames_sent.csv").write_text(
+        "frame_id,frame_type,size_bytes,frag_cnt,encode_time_us,tracking_sample_id\n0,key,x,1,5,0\n"
+    )
+    assert tables.main([str(bad), "--strict"]) == 1
+    assert tables.main([str(bad)]) == 0  # recorded, the workflow goes on
+    assert "error" in json.loads((bad / "tables" / "manifest.json").read_text())
+    assert metrics.main([str(bad), "--strict"]) == 1
+    assert metrics.main([str(bad)]) == 0
+    m = json.loads((bad / "metrics.json").read_text())
+    assert m["valid"] is False and "size_bytes" in m["invalid_reasons"][-1]
+    aggregate(tmp_path / "m")
+    s = pd.read_csv(tmp_path / "m" / "summary.csv")
+    row = s[s["metric"] == "mtp_median_ms"].iloc[0]
+    assert row["n_runs"] == 1 and row["n_excluded"] == 1
+    assert "size_bytes" in (tmp_path / "m" / "summary.md").read_text()
+
+
+def test_ablation_and_bitrate_figures(tmp_path: Path):
+    for scheme in ("nopri", "pri-d", "pri-u", "pri"):
+        for setting, br in (("br15", 15.0), ("br30", 30.0)):
+            r = SynthRun(scenario="a", setting=setting, scheme=scheme, duration_s=1.0,
+                         video_bitrate_mbps=br, seed=len(scheme) + int(br))  # fmt: skip
+            write_run(run_path(tmp_path, r), r)
+    made, skipped = make_figures(tmp_path / "a")
+    names = {p.stem for p in made}
+    assert {"ablation", "bitrate_sweep"} <= names, skipped
+    cap = (tmp_path / "a" / "figures" / "bitrate_sweep.txt").read_text()
+    assert "bootstrap CI" in cap
