@@ -139,7 +139,7 @@ class Linkem:
 def start_linkem(topo: Topo, linkem_bin: Path, tmp_path: Path) -> Iterator:
     started: list[Linkem] = []
 
-    def start(a_to_b: dict, b_to_a: dict, mtu_bytes: int = 1500) -> Linkem:
+    def start(a_to_b: dict, b_to_a: dict, mtu_bytes: int = 1500, log: Path | None = None) -> Linkem:
         cfg = {"seed": 42, "mtu_bytes": mtu_bytes, "a_to_b": a_to_b, "b_to_a": b_to_a}
         n = len(started)
         cfg_path = tmp_path / f"linkem{n}.json"
@@ -148,6 +148,8 @@ def start_linkem(topo: Topo, linkem_bin: Path, tmp_path: Path) -> Iterator:
         argv = ["ip", "netns", "exec", topo.ns_m, str(linkem_bin), "--iface-a", topo.if_ma,
                 "--iface-b", topo.if_mb, "--config", str(cfg_path), "--stats", str(stats),
                 "--ready-file", str(ready)]  # fmt: skip
+        if log is not None:
+            argv += ["--packet-log", str(log)]
         proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
         lk = Linkem(proc, stats)
         started.append(lk)
@@ -181,8 +183,9 @@ def _finals(lines: list[dict]) -> dict[str, dict]:
 pytestmark.append(pytest.mark.skipif(shutil.which("ping") is None, reason="needs ping"))
 
 
-def test_delay_rtt_is_twice_the_delay(topo: Topo, start_linkem) -> None:
-    lk = start_linkem(_direction(delay_us=10_000), _direction(delay_us=10_000))
+def test_delay_rtt_is_twice_the_delay(topo: Topo, start_linkem, tmp_path: Path) -> None:
+    log = tmp_path / "packets.jsonl"
+    lk = start_linkem(_direction(delay_us=10_000), _direction(delay_us=10_000), log=log)
     _ping(topo, 3, 0.05)  # ARP
     received, rtts = _ping(topo, 40, 0.05)
     lines = lk.stop()
@@ -193,6 +196,11 @@ def test_delay_rtt_is_twice_the_delay(topo: Topo, start_linkem) -> None:
     fin = _finals(lines)
     assert set(fin) == {"a_to_b", "b_to_a"}
     assert fin["a_to_b"]["departures"] >= 43 and fin["b_to_a"]["departures"] >= 43
+    # The packet log has one line per packet, with the model's 10 ms in it.
+    recs = [json.loads(x) for x in log.read_text().splitlines()]
+    sent = [r for r in recs if r["fate"] == "sent"]
+    assert len(sent) == fin["a_to_b"]["departures"] + fin["b_to_a"]["departures"]
+    assert all(abs(r["t_out_us"] - r["t_in_us"] - 10_000) < 1 for r in sent)
 
 
 def test_iid_loss_rate(topo: Topo, start_linkem) -> None:

@@ -46,6 +46,21 @@ fn main() -> ExitCode {
     }
 }
 
+/// LINKEM_RT_PRIO: SCHED_FIFO priority of the forwarding threads (default 10; 0: off).
+fn rt_priority() -> io::Result<Option<i32>> {
+    match std::env::var("LINKEM_RT_PRIO") {
+        Err(_) => Ok(Some(10)),
+        Ok(v) => match v.trim().parse::<i32>() {
+            Ok(0) => Ok(None),
+            Ok(p) if (1..=99).contains(&p) => Ok(Some(p)),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("LINKEM_RT_PRIO must be 0..=99, got {v:?}"),
+            )),
+        },
+    }
+}
+
 /// Block SIGINT/SIGTERM in this and every later thread; the main thread waits for them.
 fn block_stop_signals() -> libc::sigset_t {
     // SAFETY: sigset manipulation on a local, then pthread_sigmask on the calling thread.
@@ -90,6 +105,7 @@ fn run(args: &shell::args::Args, cfg: &linkem::Config) -> io::Result<()> {
     let stop = Arc::new(AtomicBool::new(false));
     let epoch_ns = shell::clock::monotonic_ns();
     let buf_bytes = (cfg.mtu_bytes + 14) as usize;
+    let rt_prio = rt_priority()?;
     let make = |name: &'static str, dcfg, stream, rx, tx| Forwarder {
         name,
         core: Direction::new(dcfg, cfg.mtu_bytes, cfg.seed, stream),
@@ -100,6 +116,7 @@ fn run(args: &shell::args::Args, cfg: &linkem::Config) -> io::Result<()> {
         stats: stats.clone(),
         log: log.clone(),
         stop: stop.clone(),
+        rt_prio,
     };
     let fwd = [
         make("a_to_b", &cfg.a_to_b, 0, rx_a, tx_b),

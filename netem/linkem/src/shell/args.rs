@@ -59,3 +59,36 @@ pub fn parse_args(argv: &[String]) -> Result<Args, String> {
         ready_file: r.map(PathBuf::from),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn full_and_minimal_command_lines() {
+        let a = parse_args(&v(
+            "--iface-a x --iface-b y --config c.json --stats s.jsonl \
+             --packet-log p.jsonl --ready-file r",
+        ))
+        .unwrap();
+        assert_eq!(a.iface_a, "x");
+        assert_eq!(a.packet_log, Some(PathBuf::from("p.jsonl")));
+        let a = parse_args(&v("--stats s --config c --iface-b y --iface-a x")).unwrap();
+        assert_eq!((a.packet_log, a.ready_file), (None, None));
+    }
+
+    #[test]
+    fn bad_command_lines_say_why() {
+        let e = |s: &str| parse_args(&v(s)).unwrap_err();
+        assert!(e("--iface-a x --iface-b y --config c").contains("missing --stats"));
+        assert!(e("--iface-a x --iface-b x --config c --stats s").contains("must differ"));
+        assert!(e("--iface-a x --bogus 1").contains("unknown argument"));
+        assert!(e("--iface-a").contains("needs a value"));
+        assert!(e("--iface-a x --iface-a z").contains("given twice"));
+        assert!(e("--iface-a abcdefghijklmnop --iface-b y --config c --stats s").contains("1..15"));
+    }
+}

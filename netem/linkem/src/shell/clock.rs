@@ -30,3 +30,13 @@ pub fn wait_readable(fd: i32, timeout_ns: u64) {
     // SAFETY: one valid pollfd, a valid timespec, no signal mask change.
     unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
 }
+
+/// Run the calling thread under SCHED_FIFO at `prio` so its timer wake-ups are not delayed
+/// by other runnable tasks. Returns false (and changes nothing) when not permitted.
+pub fn try_realtime(prio: i32) -> bool {
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: pid 0 is the calling thread; valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}

@@ -1,9 +1,9 @@
 //! One forwarding thread per direction: receive a batch, feed the core, send what the core
 //! releases, sleep precisely until the core's next event (or a frame arrives).
 
-use super::clock::{monotonic_ns, tighten_timer_slack, wait_readable};
+use super::clock::{monotonic_ns, tighten_timer_slack, try_realtime, wait_readable};
 use super::packet_log::{Fate, LogTx, Record};
-use super::socket::{Receiver, Sender};
+use super::socket::{take_rx_drops, Receiver, Sender};
 use linkem::direction::DropCause;
 use linkem::stats::{ShellExtras, StatsTracker};
 use linkem::{Direction, Event};
@@ -30,19 +30,32 @@ pub struct Forwarder {
     pub stats: Arc<Mutex<File>>,
     pub log: LogTx,
     pub stop: Arc<AtomicBool>,
+    /// SCHED_FIFO priority for this thread (None: normal scheduling).
+    pub rt_prio: Option<i32>,
 }
 
 impl Forwarder {
     pub fn run(mut self) -> io::Result<()> {
         tighten_timer_slack();
+        if let Some(p) = self.rt_prio {
+            if !try_realtime(p) {
+                eprintln!(
+                    "linkem: {}: SCHED_FIFO not permitted, using normal scheduling",
+                    self.name
+                );
+            }
+        }
         let mut receiver = Receiver::new(self.buf_bytes);
         let mut sender = Sender::new();
         let mut pool: Vec<Vec<u8>> = Vec::new();
         let mut events: Vec<Event<Vec<u8>>> = Vec::with_capacity(1024);
         let mut tracker = StatsTracker::default();
-        let mut tx_errors = 0u64;
-        let mut next_stats_ns = S;
         let (rx_fd, tx_fd) = (self.rx.as_raw_fd(), self.tx.as_raw_fd());
+        let mut tx_errors = 0u64;
+        // Frames dropped before forwarding started do not count.
+        take_rx_drops(rx_fd);
+        let mut rx_drops = 0u64;
+        let mut next_stats_ns = S;
         while !self.stop.load(Ordering::Relaxed) {
             let mut drained = false;
             for _ in 0..RX_BATCHES_PER_ROUND {
@@ -107,7 +120,9 @@ impl Forwarder {
             tx_errors += failed;
             if now >= next_stats_ns {
                 let delay = self.core.take_interval_delay();
+                rx_drops += take_rx_drops(rx_fd);
                 let extras = ShellExtras {
+                    rx_drops,
                     tx_errors,
                     log_dropped: self.log.dropped(),
                 };
@@ -136,7 +151,9 @@ impl Forwarder {
             }
         }
         let now = monotonic_ns().saturating_sub(self.epoch_ns);
+        rx_drops += take_rx_drops(rx_fd);
         let extras = ShellExtras {
+            rx_drops,
             tx_errors,
             log_dropped: self.log.dropped(),
         };

@@ -313,3 +313,30 @@ impl Default for Sender {
         Self::new()
     }
 }
+
+/// Frames the kernel dropped on this receiving socket (buffer full) since the last call.
+pub fn take_rx_drops(fd: i32) -> u64 {
+    #[repr(C)]
+    #[derive(Default)]
+    struct TpacketStats {
+        tp_packets: u32,
+        tp_drops: u32,
+    }
+    let mut st = TpacketStats::default();
+    let mut len = size_of::<TpacketStats>() as libc::socklen_t;
+    // SAFETY: valid buffer and length for PACKET_STATISTICS (reading resets the counters).
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            &mut st as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if r == 0 {
+        st.tp_drops as u64
+    } else {
+        0
+    }
+}
