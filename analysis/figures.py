@@ -116,6 +116,7 @@ def _ecdf_panel(ax: plt.Axes, frames: pd.DataFrame, col: str, schemes: list[str]
         sns.ecdfplot(x=v.to_numpy(), ax=ax, color=pal[s], label=lab, log_scale=log)
         notes.append(f"{s}: {n_runs} runs, {len(v)} frames")
     if log:
+        ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel(xlabel)
@@ -213,16 +214,21 @@ def fig_ablation(summary: pd.DataFrame, frames: pd.DataFrame, out: Path) -> list
         return ["ablation: needs pri-u or pri-d runs"]
     settings = list(dict.fromkeys(summary["setting"]))
     pal = _palette(schemes)
-    fig, axes = _grid(len(settings), 2)
+    fig, axes = _grid(len(settings), 3)
+    mtp = ["mtp_median_ms", "mtp_p95_ms", "mtp_p99_ms"]
     for i, st in enumerate(settings):
         _ecdf_panel(axes[i][0], frames[frames["setting_label"] == st], "mtp_ms", schemes, pal,
                     "MTP latency (ms, log scale)", True)  # fmt: skip
-        axes[i][0].set_title(st, fontsize=9)
+        rows = summary[(summary["setting"] == st) & summary["metric"].isin(mtp)]
+        _ci_bars(axes[i][1], rows, mtp, "metric", schemes, "scheme", pal, label,
+                 "MTP latency (ms)")  # fmt: skip
+        axes[i][1].set_xticklabels(["median", "p95", "p99"])
         rows = summary[(summary["setting"] == st) & (summary["metric"] == "freeze_rate_pct")]
-        rows = rows.assign(x="freeze rate")
-        _ci_bars(axes[i][1], rows, ["freeze rate"], "x", schemes, "scheme", pal, label,
-                 METRIC_LABELS["freeze_rate_pct"])  # fmt: skip
-        axes[i][1].set_title(st, fontsize=9)
+        _ci_bars(axes[i][2], rows, ["freeze_rate_pct"], "metric", schemes, "scheme", pal,
+                 label, METRIC_LABELS["freeze_rate_pct"])  # fmt: skip
+        axes[i][2].set_xticklabels([""])
+        for ax in axes[i]:
+            ax.set_title(st, fontsize=9)
     save(
         fig,
         out,
