@@ -376,6 +376,9 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
         axes[1].set_xlabel("linkem time (s since the emulator started)")
         if len(lk):
             axes[1].legend(fontsize=7)
+        else:
+            axes[1].text(0.5, 0.5, "no linkem stats in this run (tc backend or file missing)",
+                         ha="center", va="center", transform=axes[1].transAxes)  # fmt: skip
         if len(gf):
             x = (gf["display_time_us"].to_numpy() - t0) / 1e6
             axes[2].plot(x, gf["mtp_ms"], ".", ms=2, label="displayed frame")
