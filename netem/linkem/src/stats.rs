@@ -22,6 +22,7 @@ pub struct ShellExtras {
 impl StatsTracker {
     /// The line for the interval ending at `t_s`; `delay` is that interval's queueing delays;
     /// `cur` and `extras` are cumulative.
+    #[allow(clippy::too_many_arguments)]
     pub fn interval_line(
         &mut self,
         t_s: f64,
@@ -30,6 +31,7 @@ impl StatsTracker {
         delay: DelayAgg,
         queue_bytes: u64,
         extras: ShellExtras,
+        send_late: DelayAgg,
     ) -> String {
         let p = self.prev;
         self.prev = *cur;
@@ -49,7 +51,7 @@ impl StatsTracker {
             oversized: cur.oversized - p.oversized,
             queue_delay: delay,
         };
-        line(t_s, dir, &d, queue_bytes, dx, false)
+        line(t_s, dir, &d, queue_bytes, dx, send_late, false)
     }
 
     /// The final line: totals over the whole run.
@@ -60,19 +62,29 @@ impl StatsTracker {
         cur: &Counters,
         queue_bytes: u64,
         extras: ShellExtras,
+        send_late: DelayAgg,
     ) -> String {
-        line(t_s, dir, cur, queue_bytes, extras, true)
+        line(t_s, dir, cur, queue_bytes, extras, send_late, true)
     }
 }
 
-fn line(t_s: f64, dir: &str, c: &Counters, queue_bytes: u64, x: ShellExtras, fin: bool) -> String {
+fn line(
+    t_s: f64,
+    dir: &str,
+    c: &Counters,
+    queue_bytes: u64,
+    x: ShellExtras,
+    late: DelayAgg,
+    fin: bool,
+) -> String {
     // Written by hand to keep the contract's key order; `dir` is a fixed identifier.
     format!(
         concat!(
             r#"{{"t_s": {}, "dir": "{}", "arrivals": {}, "departures": {}, "bytes_out": {}, "#,
             r#""drops_queue": {}, "drops_loss": {}, "oversized": {}, "queue_bytes": {}, "#,
             r#""queue_delay_ms_mean": {}, "queue_delay_ms_max": {}, "rx_drops": {}, "#,
-            r#""tx_errors": {}, "log_dropped": {}, "final": {}}}"#
+            r#""tx_errors": {}, "log_dropped": {}, "send_late_ms_mean": {}, "#,
+            r#""send_late_ms_max": {}, "final": {}}}"#
         ),
         num3(t_s),
         dir,
@@ -88,6 +100,8 @@ fn line(t_s: f64, dir: &str, c: &Counters, queue_bytes: u64, x: ShellExtras, fin
         x.rx_drops,
         x.tx_errors,
         x.log_dropped,
+        num3(late.mean_ns() / 1e6),
+        num3(late.max_ns as f64 / 1e6),
         fin
     )
 }
@@ -135,7 +149,14 @@ mod tests {
             0,
             ShellExtras::default(),
         );
-        let fin = t.final_line(2.5, "a_to_b", &c, 0, ShellExtras::default());
+        let fin = t.final_line(
+            2.5,
+            "a_to_b",
+            &c,
+            0,
+            ShellExtras::default(),
+            Default::default(),
+        );
         let v1: serde_json::Value = serde_json::from_str(&l1).unwrap();
         let v2: serde_json::Value = serde_json::from_str(&l2).unwrap();
         let vf: serde_json::Value = serde_json::from_str(&fin).unwrap();

@@ -4,7 +4,7 @@
 use super::clock::{monotonic_ns, tighten_timer_slack, try_realtime, wait_readable};
 use super::packet_log::{Fate, LogTx, Record};
 use super::socket::{take_rx_drops, Receiver, Sender};
-use linkem::direction::DropCause;
+use linkem::direction::{DelayAgg, DropCause};
 use linkem::stats::{ShellExtras, StatsTracker};
 use linkem::{Direction, Event};
 use std::fs::File;
@@ -52,6 +52,7 @@ impl Forwarder {
         let mut tracker = StatsTracker::default();
         let (rx_fd, tx_fd) = (self.rx.as_raw_fd(), self.tx.as_raw_fd());
         let mut tx_errors = 0u64;
+        let (mut late_interval, mut late_total) = (DelayAgg::default(), DelayAgg::default());
         // Frames dropped before forwarding started do not count.
         take_rx_drops(rx_fd);
         let mut rx_drops = 0u64;
@@ -74,6 +75,9 @@ impl Forwarder {
             for ev in events.drain(..) {
                 match ev {
                     Event::Sent { pkt, at_ns } => {
+                        let late = now.saturating_sub(at_ns);
+                        late_interval.add(late);
+                        late_total.add(late);
                         if self.log.enabled() {
                             self.log.log(Record {
                                 dir: self.name,
@@ -133,6 +137,7 @@ impl Forwarder {
                     delay,
                     self.core.queue_bytes(),
                     extras,
+                    std::mem::take(&mut late_interval),
                 );
                 self.write_stats(&line)?;
                 next_stats_ns += S * ((now - next_stats_ns) / S + 1);
@@ -163,6 +168,7 @@ impl Forwarder {
             self.core.counters(),
             self.core.queue_bytes(),
             extras,
+            late_total,
         );
         self.write_stats(&line)
     }
