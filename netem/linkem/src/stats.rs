@@ -138,6 +138,7 @@ mod tests {
             c.queue_delay,
             500,
             ShellExtras::default(),
+            Default::default(),
         );
         c.arrivals = 25;
         c.departures = 20;
@@ -147,7 +148,11 @@ mod tests {
             &c,
             Default::default(),
             0,
-            ShellExtras::default(),
+            ShellExtras {
+                rx_drops: 3,
+                ..Default::default()
+            },
+            Default::default(),
         );
         let fin = t.final_line(
             2.5,
@@ -164,6 +169,7 @@ mod tests {
         assert_eq!(v1["queue_delay_ms_mean"], 2.0);
         assert_eq!(v1["queue_bytes"], 500);
         assert_eq!(v2["arrivals"], 15);
+        assert_eq!(v2["rx_drops"], 3);
         assert_eq!(v2["t_s"], 2.0);
         assert_eq!(v2["final"], false);
         assert_eq!(vf["arrivals"], 25);
