@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import platform
+import shutil
 import signal
 import subprocess
 import sys
@@ -574,6 +575,10 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 def run_args(args: argparse.Namespace) -> int:
     if os.geteuid() != 0:
         print("calibrate needs root (Mininet)", file=sys.stderr)
+        return 2
+    missing = [t for t in ("iperf3", "ethtool", "tc", "mnexec") if shutil.which(t) is None]
+    if missing:
+        print(f"calibrate needs these tools on PATH: {', '.join(missing)}", file=sys.stderr)
         return 2
     try:
         res = calibrate(args.backend, args.quick)
