@@ -22,7 +22,6 @@ from netem.resolve import resolve_link
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
-TOTAL_KEYS = ("arrivals", "departures", "bytes_out", "drops_queue", "drops_loss", "oversized")
 
 
 class LinkemError(RuntimeError):
@@ -55,7 +54,10 @@ def totals_from_finals(finals: dict[str, dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, key in (("uplink", "a_to_b"), ("downlink", "b_to_a")):
         rec = finals.get(key)
-        out[name] = {k: rec.get(k) for k in TOTAL_KEYS} if rec else None
+        # the contract's counters, plus any others linkem reports (e.g. rx_drops)
+        out[name] = (
+            {k: v for k, v in rec.items() if k not in ("t_s", "dir", "final")} if rec else None
+        )
     out["oversized_frames"] = sum(
         int(finals[k].get("oversized", 0)) for k in ("a_to_b", "b_to_a") if k in finals
     )
