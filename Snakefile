@@ -164,4 +164,5 @@ rule figures:
             category="{scenario}",
         ),
     shell:
-        "python -m analysis.figures {RESULTS}/{wildcards.scenario}"
+        # the folder exists even when no run was valid (then it holds no figure)
+        "mkdir -p {output} && python -m analysis.figures {RESULTS}/{wildcards.scenario}"
