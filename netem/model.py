@@ -122,7 +122,7 @@ class Queue(Strict):
         default=None, gt=0.0, description="limit = factor × rate × rtt_ms (bytes)"
     )
     rtt_ms: float | None = Field(
-        default=None, gt=0.0, description="RTT for the BDP; default: twice this link's delay"
+        default=None, gt=0.0, description="RTT for the BDP; default: uplink delay + downlink delay"
     )
     drop: Literal["tail", "head"] = "tail"
 
