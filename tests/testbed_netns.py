@@ -93,7 +93,8 @@ class NetnsTestbed:
         cfg = d / "sshd_config"
         cfg.write_text(
             f"ListenAddress {MGMT_IP[role]}\nPort 22\nHostKey {key}\nPidFile {d / 'sshd.pid'}\n"
-            f"AuthorizedKeysFile {self.tmp / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
+            f"AuthorizedKeysFile {self.tmp / 'authorized_keys'}\n"
+            "PermitRootLogin prohibit-password\n"
             "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
             "StrictModes no\nMaxStartups 100:30:200\nMaxSessions 100\n"
             "Subsystem sftp /usr/lib/openssh/sftp-server\n"
@@ -170,7 +171,7 @@ class NetnsTestbed:
     def down(self) -> list[str]:
         """Remove everything; return what could not be removed."""
         problems = []
-        for role, p in self.sshd.items():
+        for p in self.sshd.values():
             if p.poll() is None:
                 p.terminate()
                 try:

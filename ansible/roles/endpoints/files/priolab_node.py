@@ -6,6 +6,7 @@ The controller (`priolab testbed plan`) computes everything — argv lists, star
 output paths — so this agent only executes a spec:
 
     priolab_node.py run SPEC.json --t0 EPOCH_S
+    priolab_node.py run SPEC.json --go FILE     (wait for FILE, which holds t0)
     priolab_node.py clean RUN_ROOT
 
 
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 POLL_S = 0.05
+GO_TIMEOUT_S = 120.0
 
 
 class CpuSampler:
@@ -320,11 +322,23 @@ def main(argv: list[str]) -> int:
     if len(argv) == 2 and argv[0] == "clean":
         print(json.dumps(clean(Path(argv[1]))))
         return 0
-    if len(argv) != 4 or argv[0] != "run" or argv[2] != "--t0":
+    if len(argv) != 4 or argv[0] != "run" or argv[2] not in ("--t0", "--go"):
         print("usage: priolab_node.py run SPEC.json --t0 EPOCH_S | clean RUN_ROOT", file=sys.stderr)
         return 2
     spec = json.loads(Path(argv[1]).read_text())
-    result = run(spec, float(argv[3]))
+    if argv[2] == "--go":
+        go = Path(argv[3])
+        deadline = time.time() + GO_TIMEOUT_S
+        while not go.exists() or not go.read_text().strip():
+            if time.time() > deadline:
+                print(f"no {go} after {GO_TIMEOUT_S} s", file=sys.stderr)
+                return 1
+            time.sleep(POLL_S)
+        t0 = float(go.read_text())
+        go.unlink()
+    else:
+        t0 = float(argv[3])
+    result = run(spec, t0)
     print(json.dumps({"node": result["node"], "errors": result["errors"]}))
     return 0
 

@@ -1,0 +1,263 @@
+"""The Ansible testbed roles against real SSH hosts: network namespaces each running sshd.
+
+Three "physical" nodes (guest, router, host; tests/testbed_netns.py) are prepared with
+site.yml (twice: the second run must change nothing) and run scenarios with run.yml over
+SSH; the run directories must look like a Mininet run's and pass through the analysis.
+
+What this machine cannot do, and what the test does instead:
+- The kernel has no netem: the tc link role runs for real with a rate-only link (HTB +
+  bfifo, which this kernel has) and is checked in check mode (--check) with the stand-in's
+  full link (netem delay). The stand-in's full link runs for real with the userspace
+  emulator (linkem on the router) when target/release/linkem exists.
+- chronyd cannot run per namespace (one kernel clock): priolab_chrony_enabled is false.
+- No python3-apt and no network for apt: priolab_manage_packages is false (the Makefile
+  installs the same packages).
+- Only per-namespace sysctls are set, and no file under /etc/sysctl.d is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tests.testbed_netns import NetnsTestbed
+
+ANSIBLE = REPO / "ansible"
+PLAYBOOK = REPO / ".venv" / "bin" / "ansible-playbook"
+LINKEM = REPO / "target" / "release" / "linkem"
+MININET_KEYS = {"run", "backend", "git", "versions", "host", "interfaces", "link_applied",
+                "link_final", "cpu", "start_time", "stop_time", "ran_s", "processes", "valid",
+                "invalid_reasons"}  # fmt: skip
+"""metadata.json keys of a Mininet run (priolab/run.py)."""
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.skipif(os.geteuid() != 0, reason="needs root to create network namespaces"),
+    pytest.mark.skipif(not Path("/usr/sbin/sshd").exists(), reason="openssh-server missing"),
+    pytest.mark.skipif(not PLAYBOOK.exists(), reason="ansible-core not in .venv (testbed extra)"),
+]
+
+
+@pytest.fixture(scope="module")
+def testbed(tmp_path_factory: pytest.TempPathFactory):
+    tmp = tmp_path_factory.mktemp("tb")
+    tb = NetnsTestbed(tmp)
+    # the binaries are snapshotted: another build must not change them between site.yml runs
+    bins = tmp / "built"
+    bins.mkdir()
+    for name in ("linkem",):
+        if (REPO / "target" / "release" / name).is_file():
+            shutil.copy2(REPO / "target" / "release" / name, bins / name)
+    try:
+        tb.up()
+        tb.inventory(
+            priolab_manage_packages=False,
+            priolab_chrony_enabled=False,
+            priolab_build=False,
+            priolab_binaries_dir=str(bins),
+            priolab_sysctls={"net.ipv4.tcp_no_metrics_save": 1},
+            priolab_sysctl_file="",
+            priolab_link_backend="tc",
+        )
+        yield tb
+    finally:
+        problems = tb.down()
+        assert not problems, problems
+
+
+def play(tb: NetnsTestbed, playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(
+        [str(PLAYBOOK), "-i", str(tb.tmp / "inventory.yml"), playbook, *extra],
+        cwd=ANSIBLE, env=tb.env(), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    (tb.tmp / f"{playbook}.{time.time():.0f}.log").write_text(r.stdout + r.stderr)
+    return r
+
+
+def recap(out: str) -> dict[str, dict[str, int]]:
+    rows = re.findall(r"^(\S+)\s+: ((?:\w+=\d+\s*)+)$", out, re.M)
+    return {h: {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", s)} for h, s in rows}
+
+
+def scenario(tb: NetnsTestbed, name: str, link: dict | None, udp_rate_mbps: float) -> Path:
+    data = yaml.safe_load((REPO / "scenarios" / "standin.yaml").read_text())
+    data["duration_s"] = 3
+    data["workload"]["params"]["udp_rate_mbps"] = udp_rate_mbps
+    if link is not None:
+        data["name"] = name
+        data["link"] = link
+    p = tb.tmp / f"{name}.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+def check_run_dir(run_dir: Path, backend: str) -> dict:
+    """The layout and metadata of a Mininet run; the workload ran its full duration."""
+    meta = json.loads((run_dir / "metadata.json").read_text())
+    assert MININET_KEYS <= meta.keys(), MININET_KEYS - meta.keys()
+    assert meta["backend"]["used"] == backend
+    assert {p["name"] for p in meta["processes"]} == {"iperf3-server", "iperf3-client", "ping"}
+    summary = [
+        (
+            p["name"],
+            p["exit_code"],
+            p["stopped_by_harness"],
+            round(p["start_time"] - p["planned_start_time"], 3),
+        )
+        for p in meta["processes"]
+    ]
+    assert all(p["exit_code"] == 0 and p["stopped_by_harness"] is None
+               for p in meta["processes"]), (summary, meta["invalid_reasons"])  # fmt: skip
+    for p in meta["processes"]:
+        assert (run_dir / p["stdout"]).is_file() and p["stdout"] == f"logs/{p['name']}.stdout"
+    assert meta["ran_s"] >= 2.5
+    # a loaded shared machine may saturate the CPU; every other reason is a failure
+    other = [r for r in meta["invalid_reasons"] if not r.startswith("CPU saturated")]
+    assert not other, other
+    assert set(meta["cpu"]["nodes"]) == {"guest", "host", "router"}
+    assert not Path(str(run_dir) + ".partial").exists()
+    return meta
+
+
+def iperf_received_mbps(run_dir: Path) -> float:
+    out = json.loads((run_dir / "logs" / "iperf3-client.stdout").read_text())
+    return out["end"]["sum_received"]["bits_per_second"] / 1e6
+
+
+def ping_rtts_ms(run_dir: Path) -> list[float]:
+    text = (run_dir / "logs" / "ping.stdout").read_text()
+    return [float(m) for m in re.findall(r"time=([\d.]+) ms", text)]
+
+
+def nothing_left(tb: NetnsTestbed) -> None:
+    for dev in ("tbrg", "tbrh"):
+        assert "htb" not in tb.nsrun("router", ["tc", "qdisc", "show", "dev", dev])
+    assert "nebr0" not in tb.nsrun("router", ["ip", "-o", "link"])
+    for role in ("guest", "host", "router"):
+        assert not list((tb.node_dir(role) / "runs" / ".pids").glob("*.json"))
+        pids = tb.nsrun(role, ["ip", "netns", "pids", tb.ns(role)], check=False).split()
+        names = {Path(f"/proc/{p}/comm").read_text().strip() for p in pids
+                 if Path(f"/proc/{p}/comm").exists()}  # fmt: skip
+        assert names <= {"sshd"}, names
+
+
+def test_site_is_idempotent(testbed: NetnsTestbed) -> None:
+    first = play(testbed, "site.yml")
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert sum(v["changed"] for v in recap(first.stdout).values()) > 0
+    second = play(testbed, "site.yml")
+    assert second.returncode == 0, second.stdout[-3000:]
+    counts = recap(second.stdout)
+    assert set(counts) >= {testbed.ns(r) for r in ("guest", "host", "router")}
+    assert all(v["changed"] == 0 for v in counts.values()), counts
+    # what common did: offloads off on the test interfaces, the sysctl set
+    k = testbed.nsrun("router", ["ethtool", "-k", "tbrg"])
+    assert "generic-segmentation-offload: off" in k and "tx-checksumming: off" in k
+    assert testbed.nsrun("guest", ["sysctl", "-n", "net.ipv4.tcp_no_metrics_save"]).strip() == "1"
+    assert (testbed.node_dir("guest") / "bin" / "priolab_node.py").is_file()
+
+
+def test_run_tc_rate_only(testbed: NetnsTestbed) -> None:
+    """tc for real: HTB + bfifo on the router (no netem on this kernel, so no delay)."""
+    link = {"backend": "auto",
+            "uplink": {"rate_mbps": 20, "queue": {"limit_bytes": 60000}},
+            "downlink": {"rate_mbps": 100, "queue": {"limit_bytes": 60000}}}  # fmt: skip
+    sc = scenario(testbed, "tbrate", link, udp_rate_mbps=30)
+    results = testbed.tmp / "results"
+    r = play(testbed, "run.yml", "-e", f"scenario={sc}", "-e", f"results={results}")
+    assert r.returncode == 0, r.stdout[-4000:]
+    run_dir = results / "tbrate" / "20M-up" / "default" / "default" / "r1"
+    meta = check_run_dir(run_dir, "tc")
+    applied = json.loads((run_dir / "tc-applied.json").read_text())
+    assert any(c[:3] == ["tc", "class", "add"] and "20000000bit" in c for c in applied["commands"])
+    # 30 Mbit/s offered into a 20 Mbit/s HTB: about 20 arrives, and the FIFO dropped
+    recv = iperf_received_mbps(run_dir)
+    assert 17.0 < recv < 20.6, recv
+    stats = meta["link_final"]["qdisc_stats"]["tbrh"]
+    assert any(q["kind"] == "bfifo" and q["drops"] > 0 for q in stats), stats
+    nothing_left(testbed)
+
+
+@pytest.mark.skipif(not LINKEM.is_file(), reason=f"linkem not built ({LINKEM})")
+def test_run_standin_with_linkem_and_analysis(testbed: NetnsTestbed) -> None:
+    """The stand-in scenario's own link (10.5 ms each way) through linkem on the router."""
+    sc = scenario(testbed, "standin", None, udp_rate_mbps=10)
+    results = testbed.tmp / "results"
+    r = play(
+        testbed,
+        "run.yml",
+        "-e",
+        f"scenario={sc}",
+        "-e",
+        f"results={results}",
+        "-e",
+        "priolab_link_backend=userspace",
+        "-e",
+        "setting=20M-up",
+        "-e",
+        "rep=1",
+    )
+    assert r.returncode == 0, r.stdout[-4000:]
+    run_dir = results / "standin" / "20M-up" / "default" / "default" / "r1"
+    meta = check_run_dir(run_dir, "userspace")
+    assert meta["link_final"]["oversized_frames"] == 0
+    assert meta["link_final"]["uplink"]["departures"] > 1000
+    for f in ("linkem.json", "linkem-stats.jsonl"):
+        assert (run_dir / f).is_file()
+    rtts = ping_rtts_ms(run_dir)
+    assert len(rtts) >= 8 and min(rtts) >= 20.9, rtts
+    assert 9.0 < iperf_received_mbps(run_dir) < 10.6
+    nothing_left(testbed)
+    # the same analysis as a Mininet run reads it
+    a = subprocess.run([sys.executable, "-m", "analysis.metrics", str(run_dir)], cwd=REPO,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert a.returncode == 0, a.stderr[-2000:]
+    assert (run_dir / "metrics.json").is_file()
+
+
+def test_run_check_mode_shows_netem(testbed: NetnsTestbed) -> None:
+    """The stand-in's full link on tc, in check mode: the netem argv lists are planned by
+    netem/tc.py and shown; nothing is applied or run (this kernel has no netem)."""
+    sc = scenario(testbed, "standin", None, udp_rate_mbps=10)
+    results = testbed.tmp / "results-check"
+    r = play(testbed, "run.yml", "--check", "-e", f"scenario={sc}", "-e", f"results={results}")
+    assert r.returncode == 0, r.stdout[-4000:]
+    assert "tc qdisc add dev tbrh root handle 1: netem limit 1000000 delay 10500us" in r.stdout
+    assert not (results / "standin").exists()
+    nothing_left(testbed)
+
+
+def test_clean_stops_only_registered_leftovers(testbed: NetnsTestbed) -> None:
+    """A killed run's leftovers: a process an agent registered and a root qdiscs."""
+    stray = subprocess.Popen(["ip", "netns", "exec", testbed.ns("guest"), "sleep", "300"])
+    bystander = subprocess.Popen(["ip", "netns", "exec", testbed.ns("guest"), "sleep", "301"])
+    try:
+        time.sleep(0.3)
+        reg = testbed.node_dir("guest") / "runs" / ".pids"
+        reg.mkdir(parents=True, exist_ok=True)
+        (reg / "guest-1.json").write_text(
+            json.dumps([{"pid": stray.pid, "cmdline": ["sleep", "300"]}])
+        )
+        testbed.nsrun("router", ["tc", "qdisc", "add", "dev", "tbrg", "root", "handle", "2:",
+                                 "htb", "default", "1"])  # fmt: skip
+        r = play(testbed, "clean.yml")
+        assert r.returncode == 0, r.stdout[-3000:]
+        assert stray.wait(timeout=5) is not None
+        assert bystander.poll() is None, "clean.yml killed a process no agent registered"
+        assert "htb" not in testbed.nsrun("router", ["tc", "qdisc", "show", "dev", "tbrg"])
+        assert not list(reg.glob("*.json"))
+    finally:
+        for p in (stray, bystander):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
