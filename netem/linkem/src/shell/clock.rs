@@ -40,3 +40,10 @@ pub fn try_realtime(prio: i32) -> bool {
     // SAFETY: pid 0 is the calling thread; valid sched_param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
 }
+
+/// Back to normal (CFS) scheduling; true on success.
+pub fn set_normal() -> bool {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) == 0 }
+}

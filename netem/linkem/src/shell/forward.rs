@@ -1,7 +1,7 @@
 //! One forwarding thread per direction: receive a batch, feed the core, send what the core
 //! releases, sleep precisely until the core's next event (or a frame arrives).
 
-use super::clock::{monotonic_ns, tighten_timer_slack, try_realtime, wait_readable};
+use super::clock::{monotonic_ns, set_normal, tighten_timer_slack, try_realtime, wait_readable};
 use super::packet_log::{Fate, LogTx, Record};
 use super::socket::{take_rx_drops, Receiver, Sender};
 use linkem::direction::{DelayAgg, DropCause};
@@ -18,6 +18,44 @@ const S: u64 = 1_000_000_000;
 const MAX_SLEEP_NS: u64 = 20_000_000;
 /// Read at most this many batches before serving the output side again.
 const RX_BATCHES_PER_ROUND: usize = 4;
+
+/// Receive coalescing window for dense traffic (see `Coalescer`).
+const COALESCE_NS: u64 = 50_000;
+/// Traffic counts as dense only while frames keep coming within this time.
+const DENSE_HOLD_NS: u64 = 1_000_000;
+
+/// Interrupt moderation in userspace: when frames arrive closer than `COALESCE_NS` apart on
+/// average, the thread sleeps `COALESCE_NS` at a time instead of waking for every frame, so
+/// each wake-up reads a batch. Sparse traffic keeps immediate wake-ups; 1 ms without frames
+/// switches back.
+struct Coalescer {
+    last_rx_ns: u64,
+    gap_ewma_ns: u64,
+}
+
+impl Default for Coalescer {
+    fn default() -> Self {
+        Coalescer {
+            last_rx_ns: 0,
+            gap_ewma_ns: u64::MAX / 16,
+        }
+    }
+}
+
+impl Coalescer {
+    fn on_receive(&mut self, now_ns: u64, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let gap = now_ns.saturating_sub(self.last_rx_ns) / n as u64;
+        self.gap_ewma_ns = (7 * self.gap_ewma_ns.min(u64::MAX / 16) + gap) / 8;
+        self.last_rx_ns = now_ns;
+    }
+
+    fn dense(&self, now_ns: u64) -> bool {
+        self.gap_ewma_ns < COALESCE_NS && now_ns.saturating_sub(self.last_rx_ns) < DENSE_HOLD_NS
+    }
+}
 
 pub struct Forwarder {
     pub name: &'static str,
@@ -37,12 +75,17 @@ pub struct Forwarder {
 impl Forwarder {
     pub fn run(mut self) -> io::Result<()> {
         tighten_timer_slack();
+        // SCHED_FIFO while traffic is sparse (precise wake-ups), normal scheduling while it is
+        // dense (batches form by themselves; FIFO would preempt the traffic's own senders).
+        let mut realtime = false;
         if let Some(p) = self.rt_prio {
-            if !try_realtime(p) {
+            realtime = try_realtime(p);
+            if !realtime {
                 eprintln!(
                     "linkem: {}: SCHED_FIFO not permitted, using normal scheduling",
                     self.name
                 );
+                self.rt_prio = None;
             }
         }
         let mut receiver = Receiver::new(self.buf_bytes);
@@ -57,6 +100,7 @@ impl Forwarder {
         take_rx_drops(rx_fd);
         let mut rx_drops = 0u64;
         let mut next_stats_ns = S;
+        let mut coalesce = Coalescer::default();
         while !self.stop.load(Ordering::Relaxed) {
             let mut drained = false;
             for _ in 0..RX_BATCHES_PER_ROUND {
@@ -65,6 +109,7 @@ impl Forwarder {
                 let n = receiver.recv(rx_fd, &mut pool, |frame, wire_len| {
                     core.enqueue(now, frame, wire_len as u64, &mut events);
                 })?;
+                coalesce.on_receive(now, n);
                 if n < super::socket::BATCH {
                     drained = true;
                     break;
@@ -150,7 +195,23 @@ impl Forwarder {
                     .min(next_stats_ns)
                     .min(now + MAX_SLEEP_NS);
                 let now = monotonic_ns().saturating_sub(self.epoch_ns);
-                if wake > now {
+                let dense = coalesce.dense(now);
+                if let Some(p) = self.rt_prio {
+                    if dense == realtime {
+                        realtime = if dense {
+                            !set_normal()
+                        } else {
+                            try_realtime(p)
+                        };
+                    }
+                }
+                if dense {
+                    // Dense traffic: sleep a short fixed window without waking per frame.
+                    let wake = wake.min(now + COALESCE_NS);
+                    if wake > now {
+                        wait_readable(-1, wake - now);
+                    }
+                } else if wake > now {
                     wait_readable(rx_fd, wake - now);
                 }
             }
