@@ -10,9 +10,11 @@ use shell::packet_log::{self, LogTx};
 use shell::socket::{open_rx, open_tx};
 use std::fs::File;
 use std::io;
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc;
+use std::sync::Arc;
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
@@ -83,14 +85,24 @@ fn wait_signal(set: &libc::sigset_t, timeout_ms: u64) -> bool {
     unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) > 0 }
 }
 
+/// The stats writer: one line per message, each written (and so visible) at once.
+fn write_stats(rx: mpsc::Receiver<String>, mut f: File) -> io::Result<()> {
+    for line in rx {
+        f.write_all(format!("{line}\n").as_bytes())?;
+    }
+    Ok(())
+}
+
 fn run(args: &shell::args::Args, cfg: &linkem::Config) -> io::Result<()> {
     let sigset = block_stop_signals();
     let with_path = |p: &std::path::Path, e: io::Error| {
         io::Error::new(e.kind(), format!("{}: {e}", p.display()))
     };
-    let stats = Arc::new(Mutex::new(
-        File::create(&args.stats).map_err(|e| with_path(&args.stats, e))?,
-    ));
+    let stats_file = File::create(&args.stats).map_err(|e| with_path(&args.stats, e))?;
+    let (stats, stats_rx) = mpsc::channel::<String>();
+    let stats_thread = std::thread::Builder::new()
+        .name("lk-stats".into())
+        .spawn(move || write_stats(stats_rx, stats_file))?;
     let (log, log_thread) = match &args.packet_log {
         Some(p) => {
             let (tx, h) = packet_log::start(p)?;
@@ -123,6 +135,7 @@ fn run(args: &shell::args::Args, cfg: &linkem::Config) -> io::Result<()> {
         make("b_to_a", &cfg.b_to_a, 1, rx_b, tx_a),
     ];
     drop(log);
+    drop(stats);
     let mut threads = Vec::new();
     for f in fwd {
         let name = format!("lk-{}", f.name);
@@ -148,6 +161,12 @@ fn run(args: &shell::args::Args, cfg: &linkem::Config) -> io::Result<()> {
         if result.is_ok() {
             result = r;
         }
+    }
+    let r = stats_thread
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("stats thread panicked")));
+    if result.is_ok() {
+        result = r.map_err(|e| with_path(&args.stats, e));
     }
     if let Some(h) = log_thread {
         let r = h

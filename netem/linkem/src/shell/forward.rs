@@ -7,11 +7,11 @@ use super::socket::{take_rx_drops, Receiver, Sender};
 use linkem::direction::{DelayAgg, DropCause};
 use linkem::stats::{ShellExtras, StatsTracker};
 use linkem::{Direction, Event};
-use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc;
+use std::sync::Arc;
 
 const S: u64 = 1_000_000_000;
 /// Longest sleep, so a stop request is seen promptly.
@@ -24,36 +24,39 @@ const COALESCE_NS: u64 = 50_000;
 /// Traffic counts as dense only while frames keep coming within this time.
 const DENSE_HOLD_NS: u64 = 1_000_000;
 
-/// Interrupt moderation in userspace: when frames arrive closer than `COALESCE_NS` apart on
-/// average, the thread sleeps `COALESCE_NS` at a time instead of waking for every frame, so
-/// each wake-up reads a batch. Sparse traffic keeps immediate wake-ups; 1 ms without frames
-/// switches back.
+/// Interrupt moderation in userspace: when frames arrived at more than one per
+/// `COALESCE_NS` on average over the last `DENSE_WINDOW_NS` (≈ 20 000 frames/s), the thread
+/// sleeps `COALESCE_NS` at a time instead of waking for every frame, so each wake-up reads a
+/// batch. Short bursts (a video frame's packets) do not count; sparse traffic keeps
+/// immediate wake-ups; `DENSE_HOLD_NS` without frames switches back at once.
+#[derive(Default)]
 struct Coalescer {
     last_rx_ns: u64,
-    gap_ewma_ns: u64,
+    window_start_ns: u64,
+    window_frames: u64,
+    dense: bool,
 }
 
-impl Default for Coalescer {
-    fn default() -> Self {
-        Coalescer {
-            last_rx_ns: 0,
-            gap_ewma_ns: u64::MAX / 16,
-        }
-    }
-}
+/// Length of the window over which the frame rate is judged.
+const DENSE_WINDOW_NS: u64 = 10_000_000;
 
 impl Coalescer {
     fn on_receive(&mut self, now_ns: u64, n: usize) {
         if n == 0 {
             return;
         }
-        let gap = now_ns.saturating_sub(self.last_rx_ns) / n as u64;
-        self.gap_ewma_ns = (7 * self.gap_ewma_ns.min(u64::MAX / 16) + gap) / 8;
+        self.window_frames += n as u64;
         self.last_rx_ns = now_ns;
+        let elapsed = now_ns.saturating_sub(self.window_start_ns);
+        if elapsed >= DENSE_WINDOW_NS {
+            self.dense = self.window_frames * COALESCE_NS >= elapsed;
+            self.window_start_ns = now_ns;
+            self.window_frames = 0;
+        }
     }
 
     fn dense(&self, now_ns: u64) -> bool {
-        self.gap_ewma_ns < COALESCE_NS && now_ns.saturating_sub(self.last_rx_ns) < DENSE_HOLD_NS
+        self.dense && now_ns.saturating_sub(self.last_rx_ns) < DENSE_HOLD_NS
     }
 }
 
@@ -65,7 +68,8 @@ pub struct Forwarder {
     pub buf_bytes: usize,
     /// CLOCK_MONOTONIC ns of t = 0.
     pub epoch_ns: u64,
-    pub stats: Arc<Mutex<File>>,
+    /// Stats lines go to the writer thread (file I/O never stalls forwarding).
+    pub stats: mpsc::Sender<String>,
     pub log: LogTx,
     pub stop: Arc<AtomicBool>,
     /// SCHED_FIFO priority for this thread (None: normal scheduling).
@@ -235,7 +239,8 @@ impl Forwarder {
     }
 
     fn write_stats(&self, line: &str) -> io::Result<()> {
-        let mut f = self.stats.lock().unwrap_or_else(|p| p.into_inner());
-        f.write_all(format!("{line}\n").as_bytes())
+        self.stats
+            .send(line.to_string())
+            .map_err(|_| io::Error::other("the stats writer stopped"))
     }
 }
