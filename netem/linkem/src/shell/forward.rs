@@ -244,3 +244,27 @@ impl Forwarder {
             .map_err(|_| io::Error::other("the stats writer stopped"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coalescer_needs_sustained_rate_not_bursts() {
+        let mut c = Coalescer::default();
+        // A 40-frame burst every 10 ms (a video frame): 4 000 frames/s, stays sparse.
+        for k in 0..20u64 {
+            c.on_receive(k * 10_000_000 + 1, 40);
+            assert!(!c.dense(k * 10_000_000 + 2));
+        }
+        // 100 000 frames/s sustained for 20 ms: dense.
+        let t0 = 300_000_000;
+        for i in 0..2000u64 {
+            c.on_receive(t0 + i * 10_000, 1);
+        }
+        let t1 = t0 + 2000 * 10_000;
+        assert!(c.dense(t1));
+        // 1 ms of silence: back to immediate wake-ups.
+        assert!(!c.dense(t1 + DENSE_HOLD_NS));
+    }
+}
