@@ -4,7 +4,7 @@
 #   make test        install, build, run every test (Rust and Python) and the linters
 
 SHELL := /bin/bash
-export PATH := $(HOME)/.cargo/bin:$(PATH)
+export PATH := $(CURDIR)/.venv/bin:$(HOME)/.cargo/bin:$(PATH)
 export DEBIAN_FRONTEND := noninteractive
 
 VENV := .venv

@@ -11,6 +11,7 @@
 # target (mininet|testbed; testbed runs through Ansible, see ansible/README.md).
 
 import socket
+import sys
 from pathlib import Path
 
 import yaml
@@ -18,6 +19,7 @@ from snakemake.utils import validate
 
 from priolab.scenario import expand, load
 
+PY = sys.executable  # the venv's python runs every tool, activated or not
 RESULTS = config.get("results", "results")
 TARGET = config.get("target", "mininet")
 BACKEND = config.get("backend", "")
@@ -86,7 +88,7 @@ rule calibrate:
     log:
         f"{RESULTS}/logs/calibrate.log",
     shell:
-        "priolab calibrate --quick --json {output} > {log} 2>&1"
+        "{PY} -m priolab.cli calibrate --quick --json {output} > {log} 2>&1"
 
 
 def calibration_input(wildcards):
@@ -118,7 +120,7 @@ else:
             import subprocess
 
             subprocess.run(
-                ["priolab", "run-one", params.file, "--setting", wildcards.setting,
+                [PY, "-m", "priolab.cli", "run-one", params.file, "--setting", wildcards.setting,
                  "--scheme", wildcards.scheme, "--speed", wildcards.speed,
                  "--rep", wildcards.rep, "--out", params.out, *params.backend],
                 check=True,
@@ -134,7 +136,7 @@ rule metrics:
     params:
         run_dir=lambda wc, input: str(Path(input[0]).parent),
     shell:
-        "python -m analysis.tables {params.run_dir} && python -m analysis.metrics {params.run_dir}"
+        "{PY} -m analysis.tables {params.run_dir} && {PY} -m analysis.metrics {params.run_dir}"
 
 
 rule aggregate:
@@ -149,7 +151,7 @@ rule aggregate:
         ),
         md=f"{RESULTS}/{{scenario}}/summary.md",
     shell:
-        "python -m analysis.aggregate {RESULTS}/{wildcards.scenario}"
+        "{PY} -m analysis.aggregate {RESULTS}/{wildcards.scenario}"
 
 
 rule figures:
@@ -165,4 +167,4 @@ rule figures:
         ),
     shell:
         # the folder exists even when no run was valid (then it holds no figure)
-        "mkdir -p {output} && python -m analysis.figures {RESULTS}/{wildcards.scenario}"
+        "mkdir -p {output} && {PY} -m analysis.figures {RESULTS}/{wildcards.scenario}"
