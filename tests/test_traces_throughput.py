@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from netem.model import TraceRate
+from tests.conftest import SHARED_DATA
 from traces.throughput import (
     DeliveryOpportunities,
     RateSchedule,
@@ -245,7 +246,7 @@ def test_load_trace_resolves_and_scales(tmp_path):
 
 # --------------------------------------------------------------------------- real traces
 
-DATA = Path("/work/shared/data/traces")
+DATA = SHARED_DATA / "traces"
 MM = DATA / "mahimahi-cellular"
 SIG = DATA / "sigcomm21-5g-variegated"
 

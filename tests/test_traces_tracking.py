@@ -1,9 +1,9 @@
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.conftest import SHARED_DATA
 from traces.errors import TraceError
 from traces.orientation import (
     euler_to_quat,
@@ -210,7 +210,7 @@ def test_synthetic_zero_speed_stands_still():
 
 # --------------------------------------------------------------------------- real traces
 
-CORB = Path("/work/shared/data/tracking/corbillon-multiviewpoint360-mmsys18")
+CORB = SHARED_DATA / "tracking" / "corbillon-multiviewpoint360-mmsys18"
 # from SOURCE.md: samples, duration
 CORB_TABLE = {1: (16053, 272.1), 2: (17379, 296.9), 3: (18052, 306.7)}
 
