@@ -10,7 +10,7 @@ UPLINK=${2:-none}
 shift $(( $# >= 2 ? 2 : 1 ))
 PREFIX=${PREFIX:-qs}
 DURATION_S=${DURATION_S:-10}
-BIN=${RISE_BIN:-/work/main/target/h-quinnshell/release/rise}
+BIN=${RISE_BIN:-$(cd "$(dirname "$0")/../../.." && pwd)/target/release/rise}
 H=${PREFIX}-h G=${PREFIX}-g
 cleanup() {
   [[ -n "${HPID:-}" ]] && kill "$HPID" 2>/dev/null || true
