@@ -32,46 +32,16 @@ import signal
 import subprocess
 import sys
 import tarfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
+# priolab/cpu.py, installed beside this agent (a symlink in the role's files/): the same
+# sampler and saturation rule as a Mininet run, stdlib only.
+from priolab_cpu import CpuSampler
+
 POLL_S = 0.05
 GO_TIMEOUT_S = 120.0
-
-
-class CpuSampler:
-    """Whole-machine CPU utilisation from /proc/stat, sampled on a thread."""
-
-    def __init__(self, interval_s: float = 0.5) -> None:
-        self.interval_s = interval_s
-        self.samples: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    @staticmethod
-    def _read() -> tuple[int, int]:
-        with open("/proc/stat") as f:
-            fields = [int(x) for x in f.readline().split()[1:]]
-        return sum(fields), fields[3] + (fields[4] if len(fields) > 4 else 0)
-
-    def _loop(self) -> None:
-        total0, idle0 = self._read()
-        while not self._stop.wait(self.interval_s):
-            total, idle = self._read()
-            if total > total0:
-                self.samples.append(1.0 - (idle - idle0) / (total - total0))
-            total0, idle0 = total, idle
-
-    def start(self) -> CpuSampler:
-        self._thread.start()
-        return self
-
-    def stop(self) -> list[float]:
-        self._stop.set()
-        self._thread.join(timeout=2)
-        return self.samples
 
 
 def first_line(argv: list[str]) -> str | None:
@@ -291,7 +261,8 @@ def run(spec: dict[str, Any], t0: float) -> dict[str, Any]:
     if aborted:
         errors.append(f"agent aborted by {aborted[0]}")
     stop_all(procs, float(spec.get("term_wait_s", 5.0)))
-    samples = sampler.stop()
+    sampler.stop()
+    samples = sampler.samples
     registry.remove()
     result = {
         "node": spec["node"],
