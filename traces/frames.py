@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from traces.errors import TraceError
+from traces.textlines import data_lines
 
 FRAME_HEADER = ["frame_type", "size_bytes"]
 _PICT_TYPES = {"I", "P", "B", "S", "SI", "SP", "BI", "?"}
@@ -48,18 +49,6 @@ class FrameTrace:
         return float(self.size_bytes.mean() * 8 * fps / 1e6)
 
 
-def _lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise TraceError(path, f"cannot read: {e.strerror or e}") from e
-    lines = [(i + 1, s.strip()) for i, s in enumerate(text.splitlines())]
-    lines = [(i, s) for i, s in lines if s]
-    if not lines:
-        raise TraceError(path, "empty file")
-    return lines
-
-
 def _size(path: Path, s: str, lineno: int) -> int:
     try:
         v = int(s)
@@ -71,7 +60,7 @@ def _size(path: Path, s: str, lineno: int) -> int:
 
 
 def read_frame_csv(path: Path) -> FrameTrace:
-    lines = _lines(path)
+    lines = data_lines(path)
     head_no, head = lines[0]
     if [h.strip() for h in head.split(",")] != FRAME_HEADER:
         raise TraceError(path, f"header {head!r}; allowed exactly frame_type,size_bytes", head_no)
@@ -93,7 +82,7 @@ def read_frame_csv(path: Path) -> FrameTrace:
 def read_ffprobe_csv(path: Path) -> FrameTrace:
     keys: list[bool] = []
     sizes: list[int] = []
-    for lineno, s in _lines(path):
+    for lineno, s in data_lines(path):
         fields = [x.strip() for x in s.split(",")]
         if fields and fields[0] == "frame":
             fields = fields[1:]
@@ -122,7 +111,7 @@ def read_ffprobe_csv(path: Path) -> FrameTrace:
 
 def read_frames(path: Path) -> FrameTrace:
     """Either format, recognised by the first line."""
-    first = _lines(path)[0][1]
+    first = data_lines(path)[0][1]
     if [h.strip() for h in first.split(",")] == FRAME_HEADER:
         return read_frame_csv(path)
     return read_ffprobe_csv(path)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from traces.errors import TraceError
+from traces.textlines import data_lines
 
 if TYPE_CHECKING:
     from netem.model import TraceRate
@@ -118,28 +119,12 @@ class DeliveryOpportunities:
 # --------------------------------------------------------------------------- Mahimahi
 
 
-def _data_lines(path: Path) -> list[tuple[int, str]]:
-    """(line number, stripped text) of every line; an unreadable or empty file is an error."""
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise TraceError(path, f"cannot read: {e.strerror or e}") from e
-    except UnicodeDecodeError as e:
-        raise TraceError(path, "not a text file") from e
-    lines = [(i + 1, s.strip()) for i, s in enumerate(text.splitlines())]
-    if not any(s for _, s in lines):
-        raise TraceError(path, "empty file")
-    return lines
-
-
 def read_mahimahi(path: Path) -> DeliveryOpportunities:
     """One non-negative integer (ms) per line, non-decreasing; blank lines are ignored.
     The period is the last timestamp (as in mm-link), which must be > 0."""
     times: list[int] = []
     prev = 0
-    for lineno, s in _data_lines(path):
-        if not s:
-            continue
+    for lineno, s in data_lines(path):
         try:
             t = int(s)
         except ValueError:
@@ -200,9 +185,7 @@ def read_schedule(path: Path, rate_column: int = 2, step_s: float | None = None)
     rates: list[float] = []
     lines: list[int] = []
     duration: float | None = None
-    for lineno, s in _data_lines(path):
-        if not s:
-            continue
+    for lineno, s in data_lines(path):
         if s.startswith("#"):
             parts = s[1:].split()
             if len(parts) == 2 and parts[0] == "duration_s":
@@ -283,22 +266,17 @@ def read_csv(
         raise TraceError(path, f"unknown gap policy {gap!r}; allowed: error, hold, zero")
     if not (step_s > 0 and math.isfinite(step_s)):
         raise TraceError(path, f"step_s must be > 0, not {step_s}")
-    lines = _data_lines(path)
+    lines = data_lines(path)
     rows = list(csv.reader([s for _, s in lines]))
-    header_at = next(i for i, (_, s) in enumerate(lines) if s)
-    header = [h.strip() for h in rows[header_at]]
+    header = [h.strip() for h in rows[0]]
     for col in (time_column, rate_column):
         if col not in header:
-            raise TraceError(
-                path, f"no column {col!r}; the header has {header}", lines[header_at][0]
-            )
+            raise TraceError(path, f"no column {col!r}; the header has {header}", lines[0][0])
     ti, ri = header.index(time_column), header.index(rate_column)
     times: list[float] = []
     rates: list[float] = []
     linenos: list[int] = []
-    for (lineno, s), row in zip(lines[header_at + 1 :], rows[header_at + 1 :], strict=True):
-        if not s:
-            continue
+    for (lineno, _), row in zip(lines[1:], rows[1:], strict=True):
         if len(row) != len(header):
             raise TraceError(path, f"{len(row)} fields, the header has {len(header)}", lineno)
         t = _float(path, row[ti].strip(), f"time ({time_column})", lineno)

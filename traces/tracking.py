@@ -22,6 +22,7 @@ import numpy as np
 
 from traces.errors import TraceError
 from traces.orientation import euler_to_quat, quat_to_euler, slerp
+from traces.textlines import data_lines
 
 TRACKING_HEADER = ["time_s", "yaw_rad", "pitch_rad", "roll_rad"]
 
@@ -83,14 +84,7 @@ def from_euler(times_s: np.ndarray, euler: np.ndarray) -> TrackingTrace:
 
 
 def _rows(path: Path, n_fields: int, header: bool) -> tuple[list[int], np.ndarray]:
-    try:
-        text = Path(path).read_text()
-    except OSError as e:
-        raise TraceError(path, f"cannot read: {e.strerror or e}") from e
-    lines = [(i + 1, s.strip()) for i, s in enumerate(text.splitlines())]
-    lines = [(i, s) for i, s in lines if s]
-    if not lines:
-        raise TraceError(path, "empty file")
+    lines = data_lines(path)
     if header:
         lines = lines[1:]
     if not lines:

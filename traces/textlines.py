@@ -1,0 +1,23 @@
+"""Reading a trace file's text: numbered lines, with the errors every reader shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from traces.errors import TraceError
+
+
+def data_lines(path: Path) -> list[tuple[int, str]]:
+    """(1-based line number, stripped text) of every non-blank line. An unreadable file, one
+    that is not text, or one with no non-blank line is a TraceError naming the file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise TraceError(path, f"cannot read: {e.strerror or e}") from e
+    except UnicodeDecodeError as e:
+        raise TraceError(path, "not a text file") from e
+    lines = [(i + 1, s.strip()) for i, s in enumerate(text.splitlines())]
+    lines = [(i, s) for i, s in lines if s]
+    if not lines:
+        raise TraceError(path, "empty file")
+    return lines
