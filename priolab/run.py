@@ -204,11 +204,11 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
             procs.append(_start(ps, network, logs, stop_at))
         # wait for the processes that end by themselves, until the duration plus grace
         while time.time() < stop_at:
-            if all(p.popen.poll() is not None for p in procs if p.spec.runs_to_end):
-                break
             for p in procs:
                 if p.end_s is None and p.popen.poll() is not None:
                     p.end_s = time.time()
+            if all(p.end_s is not None for p in procs if p.spec.runs_to_end):
+                break
             time.sleep(0.1)
         t_end = time.time()
     except RunAborted as e:
