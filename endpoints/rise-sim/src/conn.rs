@@ -333,9 +333,9 @@ impl Conn {
                 self.blocked = Blocked::Cwnd;
                 return None;
             }
-            if let Some(t) = self
-                .pacer
-                .delay(self.rtt.get(), self.mtu, self.mtu, self.cc.window(), now_ns)
+            if let Some(t) =
+                self.pacer
+                    .delay(self.rtt.get(), self.mtu, self.mtu, self.cc.window(), now_ns)
             {
                 self.pacing_at = Some(t);
                 self.app_limited = false;
@@ -385,7 +385,8 @@ impl Conn {
             self.immediate = false;
             self.ack_eliciting_since = 0;
             self.ack_timer = None;
-            self.next_bundled_ack = Some(now_ns + self.rtt.get() + MAX_ACK_DELAY_NS + GRANULARITY_NS);
+            self.next_bundled_ack =
+                Some(now_ns + self.rtt.get() + MAX_ACK_DELAY_NS + GRANULARITY_NS);
         }
         if pkt_eliciting {
             self.in_flight += size;

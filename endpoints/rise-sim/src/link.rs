@@ -42,7 +42,8 @@ impl TokenBucket {
         self.last_ns = self.last_ns.max(now_ns);
         let cap = self.cfg.burst_bytes as u128 * 8;
         // bits = rate_bps × dt_ns / 1e9, kept in bit·ns units below to avoid rounding
-        self.tokens_bits = (self.tokens_bits + self.cfg.rate_bps as u128 * dt / 1_000_000_000).min(cap);
+        self.tokens_bits =
+            (self.tokens_bits + self.cfg.rate_bps as u128 * dt / 1_000_000_000).min(cap);
         let need = bytes as u128 * 8;
         if self.tokens_bits >= need {
             self.tokens_bits -= need;
@@ -153,7 +154,10 @@ mod tests {
             burst_bytes: 10_000,
         });
         let passed = (0..20).filter(|_| b.admit(0, 1000)).count();
-        assert_eq!(passed, 10, "a burst of 20 kB at once: the bucket's 10 kB pass");
+        assert_eq!(
+            passed, 10,
+            "a burst of 20 kB at once: the bucket's 10 kB pass"
+        );
         // 1 ms later, 1000 bytes of tokens
         assert!(b.admit(1_000_000, 1000));
         assert!(!b.admit(1_000_000, 1000));

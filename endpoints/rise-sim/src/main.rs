@@ -114,26 +114,22 @@ fn parse(args: &[String]) -> Result<(Params, Option<Grid>, Option<f64>), String>
     if p.duration_s <= p.warmup_s || p.warmup_s < 0.0 {
         return Err("--duration-s must exceed --warmup-s >= 0".into());
     }
-    if !(p.up_queue_bdp > 0.0) {
+    if p.up_queue_bdp.is_nan() || p.up_queue_bdp <= 0.0 {
         return Err("--queue-bdp: allowed > 0".into());
     }
     if !(1.0..=9.0).contains(&p.keyframe_factor) {
         return Err("--keyframe-factor: allowed 1..=9".into());
     }
-    if burst.is_some_and(|b| !(b >= 1.0)) {
+    if burst.is_some_and(|b| b.is_nan() || b < 1.0) {
         return Err("--ge-burst-pkts: allowed >= 1".into());
     }
-    let loss_of = |pct: f64| match (pct, burst) {
-        (x, _) if x <= 0.0 => Loss::None,
-        (x, Some(b)) => Loss::GeMean { pct: x, burst_pkts: b },
-        (x, None) => Loss::Iid { pct: x },
-    };
-    p.up_loss = loss_of(loss_pct);
+    p.up_loss = Loss::from_pct(loss_pct, burst);
     if is_grid {
         grid = Some(Grid {
             loss: loss_list.unwrap_or_else(|| vec![0.0, 0.02, 0.05, 0.1, 0.2, 0.5]),
             queue: queue_list.unwrap_or_else(|| vec![0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0]),
-            schemes: schemes.unwrap_or_else(|| vec![Scheme::Pri, Scheme::NoPriTail, Scheme::NoPriHead]),
+            schemes: schemes
+                .unwrap_or_else(|| vec![Scheme::Pri, Scheme::NoPriTail, Scheme::NoPriHead]),
             reps,
         });
     }
@@ -188,11 +184,7 @@ fn main() -> ExitCode {
                             q_p.scheme = s;
                             q_p.up_queue_bdp = q;
                             q_p.seed = p.seed + rep;
-                            q_p.up_loss = match (loss, burst) {
-                                (x, _) if x <= 0.0 => Loss::None,
-                                (x, Some(b)) => Loss::GeMean { pct: x, burst_pkts: b },
-                                (x, None) => Loss::Iid { pct: x },
-                            };
+                            q_p.up_loss = Loss::from_pct(loss, burst);
                             println!("{}", one(&q_p));
                         }
                     }

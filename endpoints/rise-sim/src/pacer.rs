@@ -71,8 +71,8 @@ impl Pacer {
         if self.tokens >= bytes_to_send {
             return None;
         }
-        let unscaled =
-            srtt_ns as u128 * (bytes_to_send.max(self.capacity) - self.tokens) as u128 / window as u128;
+        let unscaled = srtt_ns as u128 * (bytes_to_send.max(self.capacity) - self.tokens) as u128
+            / window as u128;
         Some(self.prev_ns + (unscaled as u64 / 5) * 4)
     }
 }
@@ -83,8 +83,8 @@ mod tests {
 
     #[test]
     fn capacity_is_two_ms_of_window_at_least_ten_mtu() {
-        // 10 MB window at 20 ms: 2 ms worth = 1 MB, below 256 × 1452
-        assert_eq!(optimal_capacity(20_000_000, 10_000_000, 1452), 1_000_000);
+        // 2 MB window at 20 ms: 2 ms worth = 200 kB, within 10..256 × 1452
+        assert_eq!(optimal_capacity(20_000_000, 2_000_000, 1452), 200_000);
         // small window: floor of 10 MTU
         assert_eq!(optimal_capacity(20_000_000, 100_000, 1452), 14_520);
         // huge window: ceiling of 256 MTU

@@ -5,7 +5,9 @@ use crate::cc::CcKind;
 use crate::conn::Feed;
 use crate::link::{Policer, LINK_MTU_BYTES};
 use crate::run::{RunConfig, SideConfig};
-use linkem::config::{DirectionConfig, DropPolicy, LossConfig, QueueConfig, QueueLimit, RateConfig};
+use linkem::config::{
+    DirectionConfig, DropPolicy, LossConfig, QueueConfig, QueueLimit, RateConfig,
+};
 use rise_core::{Config, Role, TrackingSource};
 
 /// SPEC-rise.md, settings table (paper section 4.1).
@@ -98,13 +100,27 @@ impl Scheme {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Loss {
     None,
-    Iid { pct: f64 },
+    Iid {
+        pct: f64,
+    },
     /// Simple Gilbert model from mean loss and mean burst length (netem/resolve.py's
     /// conversion: r = 1/burst, p = r·loss/(1−loss), loss 100 % in bad, 0 % in good).
-    GeMean { pct: f64, burst_pkts: f64 },
+    GeMean {
+        pct: f64,
+        burst_pkts: f64,
+    },
 }
 
 impl Loss {
+    /// None at 0 %, iid without a burst length, else the mean-burst Gilbert model.
+    pub fn from_pct(pct: f64, burst_pkts: Option<f64>) -> Loss {
+        match burst_pkts {
+            _ if pct <= 0.0 => Loss::None,
+            Some(b) => Loss::GeMean { pct, burst_pkts: b },
+            None => Loss::Iid { pct },
+        }
+    }
+
     fn linkem(&self) -> LossConfig {
         match *self {
             Loss::None => LossConfig::None,
@@ -226,7 +242,13 @@ impl Params {
         }
     }
 
-    fn direction(&self, rate_mbps: f64, queue_bdp: f64, head: bool, loss: &Loss) -> DirectionConfig {
+    fn direction(
+        &self,
+        rate_mbps: f64,
+        queue_bdp: f64,
+        head: bool,
+        loss: &Loss,
+    ) -> DirectionConfig {
         DirectionConfig {
             rate: RateConfig::Constant {
                 rate_bps: (rate_mbps * 1e6) as u64,
@@ -237,7 +259,11 @@ impl Params {
             loss: loss.linkem(),
             queue: QueueConfig {
                 limit: QueueLimit::Bytes(bdp_queue_bytes(queue_bdp, rate_mbps, self.rtt_ms())),
-                drop: if head { DropPolicy::Head } else { DropPolicy::Tail },
+                drop: if head {
+                    DropPolicy::Head
+                } else {
+                    DropPolicy::Tail
+                },
             },
         }
     }
