@@ -112,7 +112,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     first = _first_line(args.input)
     if first.startswith("time_s,") or first.startswith("timestamp viewpoint"):
         return _tracking_info(args.input, args.json)
-    if first.replace(" ", "") == "frame_type,size_bytes" or first.startswith("frame,"):
+    if _is_frame_trace(first):
         return _frames_info(args.input, args.json)
     s = summary(read_input(args), below_mbps=args.below_mbps, bin_s=args.bin_s)
     if args.json:
@@ -154,6 +154,16 @@ def _tracking_info(path: Path, as_json: bool) -> int:
     return 0
 
 
+def _is_frame_trace(first_line: str) -> bool:
+    """The plain or GoP frame CSV (same first two columns), or ffprobe's CSV."""
+    s = first_line.replace(" ", "")
+    return (
+        s == "frame_type,size_bytes"
+        or s.startswith("frame_type,size_bytes,")
+        or (s.startswith("frame,"))
+    )
+
+
 def _frames_info(path: Path, as_json: bool) -> int:
     from traces.frames import read_frames
 
@@ -166,6 +176,14 @@ def _frames_info(path: Path, as_json: bool) -> int:
         "max_bytes": int(f.size_bytes.max()),
         "mean_delta_bytes": float(f.size_bytes[~f.is_key].mean()) if (~f.is_key).any() else 0,
     }
+    if f.gop is not None:
+        for t in ("I", "P", "B"):
+            sel = np.array([x == t for x in f.gop.pict_type])
+            d[f"{t}_frames"] = int(sel.sum())
+            d[f"mean_{t}_bytes"] = float(f.size_bytes[sel].mean()) if sel.any() else 0.0
+        step_ms = float(np.median(np.diff(np.sort(f.gop.pts_ms)))) if len(f.size_bytes) > 1 else 0
+        d["fps"] = 1000.0 / step_ms if step_ms > 0 else 0.0
+        d["mean_mbps"] = f.mean_bitrate_mbps(d["fps"]) if step_ms > 0 else 0.0
     print(json.dumps(d) if as_json else "\n".join(f"{k:18s} {v}" for k, v in d.items()))
     return 0
 
@@ -254,7 +272,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             ax.plot(t.times_s, e[:, i], label=name, lw=0.8)
         ax.set_ylabel("angle (deg)")
         ax.legend(loc="upper right")
-    elif first.replace(" ", "") == "frame_type,size_bytes" or first.startswith("frame,"):
+    elif _is_frame_trace(first):
         from traces.frames import read_frames
 
         f = read_frames(args.input)
@@ -316,6 +334,21 @@ def cmd_video(args: argparse.Namespace) -> int:
         f"{len(f.size_bytes)} frames, {int(f.is_key.sum())} key, "
         f"{f.mean_bitrate_mbps(args.fps):.3f} Mbit/s"
     )
+    return 0
+
+
+@_guard
+def cmd_gop(args: argparse.Namespace) -> int:
+    from traces.frames import encode_gop_trace, write_frame_csv
+
+    f = encode_gop_trace(
+        args.bitrate_mbps, args.fps, args.duration_s, args.gop_frames, args.b_frames,
+        args.width, args.height, args.noise,
+    )  # fmt: skip
+    write_frame_csv(f, args.output)
+    assert f.gop is not None
+    counts = {t: f.gop.pict_type.count(t) for t in ("I", "P", "B")}
+    print(f"{len(f.size_bytes)} frames {counts}, {f.mean_bitrate_mbps(args.fps):.3f} Mbit/s")
     return 0
 
 
@@ -397,6 +430,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--height", type=int, default=720)
     p.add_argument("--bufsize-frames", type=float, default=10.0, help="VBV size in frames")
     p.set_defaults(func=cmd_video)
+
+    p = sub.add_parser("gop", help="I/P/B GoP trace (types, sizes, pts/dts, refs) from libx264")
+    p.add_argument("output", type=Path, help="GoP CSV (traces/README.md)")
+    p.add_argument("--bitrate-mbps", type=float, default=2.7)
+    p.add_argument("--fps", type=int, default=25)
+    p.add_argument("--duration-s", type=float, default=20.0)
+    p.add_argument("--gop-frames", type=int, default=50, help="key frame interval (-g)")
+    p.add_argument("--b-frames", type=int, default=2, help="B frames between references")
+    p.add_argument("--width", type=int, default=1280)
+    p.add_argument("--height", type=int, default=720)
+    p.add_argument("--noise", type=int, default=6, help="temporal noise strength, 0 = none")
+    p.set_defaults(func=cmd_gop)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,8 +31,11 @@ SYNTHETIC: dict[str, list[str]] = {
     "tracking-fast-5s.csv": ["tracking", "--synthetic", "fast", "{out}", "--duration-s", "5"],
     "frames-x264-1mbps-30fps-2s.csv": ["video", "{out}", "--bitrate-mbps", "1", "--fps", "30",
                                        "--duration-s", "2", "--width", "320", "--height", "180"],
+    "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv": ["gop", "{out}", "--bitrate-mbps", "2.7",
+                                                "--fps", "25", "--duration-s", "20",
+                                                "--gop-frames", "50", "--b-frames", "2"],
 }  # fmt: skip
-NEEDS_FFMPEG = {"frames-x264-1mbps-30fps-2s.csv"}
+NEEDS_FFMPEG = {"frames-x264-1mbps-30fps-2s.csv", "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv"}
 
 
 def regenerate(out_dir: Path, names: list[str] | None = None) -> list[Path]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from traces.errors import TraceError
@@ -21,3 +22,14 @@ def data_lines(path: Path) -> list[tuple[int, str]]:
     if not lines:
         raise TraceError(path, "empty file")
     return lines
+
+
+def finite_float(path: Path, s: str, what: str, lineno: int) -> float:
+    """The number in cell `s` of line `lineno`, or a TraceError naming `what`."""
+    try:
+        v = float(s)
+    except ValueError:
+        raise TraceError(path, f"{what} {s!r} is not a number", lineno) from None
+    if not math.isfinite(v):
+        raise TraceError(path, f"{what} is {s!r}; it must be finite", lineno)
+    return v

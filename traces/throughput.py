@@ -24,6 +24,7 @@ import numpy as np
 
 from traces.errors import TraceError
 from traces.textlines import data_lines
+from traces.textlines import finite_float as _float
 
 if TYPE_CHECKING:
     from netem.model import TraceRate
@@ -153,16 +154,6 @@ def write_mahimahi(opps: DeliveryOpportunities, path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- schedule
-
-
-def _float(path: Path, s: str, what: str, lineno: int) -> float:
-    try:
-        v = float(s)
-    except ValueError:
-        raise TraceError(path, f"{what} {s!r} is not a number", lineno) from None
-    if not math.isfinite(v):
-        raise TraceError(path, f"{what} is {s!r}; it must be finite", lineno)
-    return v
 
 
 def read_schedule(path: Path, rate_column: int = 2, step_s: float | None = None) -> RateSchedule:
