@@ -5,7 +5,6 @@ mod cli;
 mod connect;
 mod logs;
 mod session;
-mod tls;
 mod transport;
 mod wait;
 
@@ -16,7 +15,6 @@ use clap::Parser;
 use cli::{Args, RoleArg};
 
 /// Exit codes of the contract.
-const EXIT_ERROR: u8 = 1;
 const EXIT_BAD_ARGS: u8 = 2;
 const EXIT_NO_CONNECTION: u8 = 4;
 
@@ -33,23 +31,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_ARGS);
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("rise: starting the runtime: {e}");
-            return ExitCode::from(EXIT_ERROR);
-        }
-    };
-    match rt.block_on(run(args, cfg)) {
-        Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            eprintln!("rise: {e:#}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
+    quicsetup::run_to_exit("rise", run(args, cfg))
 }
 
 async fn run(args: Args, cfg: rise_core::Config) -> anyhow::Result<u8> {

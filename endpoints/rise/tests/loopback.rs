@@ -1,54 +1,20 @@
 //! Runs the real `rise` binary as host and guest over loopback and checks the contract:
 //! exit codes, the CSV logs and summary.json.
 
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
+
+use proctest::{free_port, wait};
 
 const BIN: &str = env!("CARGO_BIN_EXE_rise");
 
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("qs-rise-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A currently free UDP port on 127.0.0.1 (released before use: a small race, fine here).
-fn free_port() -> u16 {
-    UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn spawn(args: &[&str]) -> Child {
-    Command::new(BIN)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("starting rise")
+    proctest::spawn(BIN, args)
 }
 
-fn wait(mut c: Child, limit: Duration) -> (i32, String) {
-    let t0 = Instant::now();
-    loop {
-        if let Some(st) = c.try_wait().unwrap() {
-            let mut err = String::new();
-            use std::io::Read;
-            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-            return (st.code().unwrap_or(-1), err);
-        }
-        if t0.elapsed() > limit {
-            c.kill().unwrap();
-            c.wait().unwrap();
-            panic!("rise did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn scratch(name: &str) -> PathBuf {
+    proctest::scratch("qs-rise", name)
 }
 
 fn rows(p: &Path) -> Vec<String> {

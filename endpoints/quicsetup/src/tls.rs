@@ -1,5 +1,5 @@
 //! TLS for the QUIC connection: a self-signed certificate made at start (rcgen) for the server
-//! name [`SERVER_NAME`], trusted by the guest as the only root; ALPN [`ALPN`]; optional key log.
+//! name [`SERVER_NAME`], trusted by the client as the only root; one ALPN; optional key log.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -11,8 +11,6 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 /// The name in the certificate and the name the guest connects to.
 pub const SERVER_NAME: &str = "priolab";
-/// Application protocol.
-pub const ALPN: &[u8] = b"rise";
 
 /// A fresh self-signed certificate and its key.
 pub fn self_signed() -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>)> {
@@ -73,12 +71,13 @@ pub fn server_crypto(
     cert: CertificateDer<'static>,
     key: PrivateKeyDer<'static>,
     keylog: Option<Arc<KeyLogFile>>,
+    alpn: &[u8],
 ) -> Result<Arc<quinn::crypto::rustls::QuicServerConfig>> {
     let mut c = rustls::ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
         .with_single_cert(vec![cert], key)?;
-    c.alpn_protocols = vec![ALPN.to_vec()];
+    c.alpn_protocols = vec![alpn.to_vec()];
     if let Some(k) = keylog {
         c.key_log = k;
     }
@@ -91,6 +90,7 @@ pub fn server_crypto(
 pub fn client_crypto(
     cert: CertificateDer<'static>,
     keylog: Option<Arc<KeyLogFile>>,
+    alpn: &[u8],
 ) -> Result<Arc<quinn::crypto::rustls::QuicClientConfig>> {
     let mut roots = rustls::RootCertStore::empty();
     roots
@@ -100,7 +100,7 @@ pub fn client_crypto(
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    c.alpn_protocols = vec![ALPN.to_vec()];
+    c.alpn_protocols = vec![alpn.to_vec()];
     if let Some(k) = keylog {
         c.key_log = k;
     }

@@ -1,0 +1,52 @@
+//! What the endpoints' integration tests share: a scratch folder per test, a free UDP port,
+//! spawning a binary with stderr captured, and waiting for it with a time limit.
+
+use std::io::Read;
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A fresh empty folder under the temp dir, unique to this process and `name`.
+pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A currently free UDP port on 127.0.0.1 (released before use: a small race, fine here).
+pub fn free_port() -> u16 {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn spawn(bin: &str, args: &[&str]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {bin}: {e}"))
+}
+
+/// Exit code and stderr; kills the child and panics after `limit`.
+pub fn wait(mut c: Child, limit: Duration) -> (i32, String) {
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = c.try_wait().unwrap() {
+            let mut err = String::new();
+            c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (st.code().unwrap_or(-1), err);
+        }
+        if t0.elapsed() > limit {
+            c.kill().unwrap();
+            c.wait().unwrap();
+            panic!("the process did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

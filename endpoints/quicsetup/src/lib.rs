@@ -1,0 +1,158 @@
+//! One QUIC connection between two priolab endpoints (quinn 0.11): the server makes a
+//! self-signed certificate, listens, writes the certificate (DER) atomically once listening
+//! and accepts one client; the client waits for that file and trusts exactly that
+//! certificate. Both give up after a time limit ([`ConnectTimeout`], the endpoints' exit 4).
+
+pub mod csv;
+pub mod tls;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use quinn::{Connection, Endpoint, TransportConfig};
+use rustls::pki_types::CertificateDer;
+use tokio::time::{timeout, Instant};
+
+use tls::KeyLogFile;
+
+/// Runs `fut` on a current-thread tokio runtime: its `Ok(code)` is the exit code; an error is
+/// printed as `{name}: {error}` and gives exit 1, as does a runtime that cannot start.
+pub fn run_to_exit<F: std::future::Future<Output = Result<u8>>>(
+    name: &str,
+    fut: F,
+) -> std::process::ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("{name}: starting the runtime: {e}");
+            return std::process::ExitCode::from(1);
+        }
+    };
+    match rt.block_on(fut) {
+        Ok(code) => std::process::ExitCode::from(code),
+        Err(e) => {
+            eprintln!("{name}: {e:#}");
+            std::process::ExitCode::from(1)
+        }
+    }
+}
+
+/// Why no connection came about in time.
+#[derive(Debug)]
+pub struct ConnectTimeout(pub String);
+
+pub type Connected = std::result::Result<(Endpoint, Connection), ConnectTimeout>;
+
+/// What both sides share: the transport, the ALPN, the key log, the time limit, and the name
+/// the messages on stderr start with.
+#[derive(Clone)]
+pub struct Setup {
+    pub transport: Arc<TransportConfig>,
+    pub alpn: &'static [u8],
+    pub keylog: Option<PathBuf>,
+    pub limit: Duration,
+    pub who: String,
+}
+
+impl Setup {
+    fn keylog(&self) -> Result<Option<Arc<KeyLogFile>>> {
+        self.keylog
+            .as_deref()
+            .map(|p| KeyLogFile::create(p).map(Arc::new))
+            .transpose()
+    }
+}
+
+/// Server: listen on `bind`, write the certificate to `cert_out`, accept one client.
+pub async fn accept_one(setup: &Setup, bind: SocketAddr, cert_out: &Path) -> Result<Connected> {
+    let (cert, key) = tls::self_signed()?;
+    let crypto = tls::server_crypto(cert.clone(), key, setup.keylog()?, setup.alpn)?;
+    let mut sc = quinn::ServerConfig::with_crypto(crypto);
+    sc.transport_config(setup.transport.clone());
+    let ep = Endpoint::server(sc, bind).with_context(|| format!("listening on {bind}"))?;
+    tls::write_cert_atomically(cert_out, &cert)?;
+    let who = &setup.who;
+    eprintln!("{who}: listening on {}", ep.local_addr()?);
+    let limit = setup.limit;
+    let deadline = Instant::now() + limit;
+    loop {
+        let incoming = match tokio::time::timeout_at(deadline, ep.accept()).await {
+            Err(_) => return Ok(Err(ConnectTimeout(format!("no peer within {limit:?}")))),
+            Ok(None) => return Err(anyhow!("endpoint closed while accepting")),
+            Ok(Some(i)) => i,
+        };
+        match tokio::time::timeout_at(deadline, incoming).await {
+            Err(_) => {
+                return Ok(Err(ConnectTimeout(format!(
+                    "handshake not done within {limit:?}"
+                ))))
+            }
+            Ok(Ok(conn)) => {
+                eprintln!("{who}: peer {} connected", conn.remote_address());
+                return Ok(Ok((ep, conn)));
+            }
+            Ok(Err(e)) => eprintln!("{who}: a handshake failed ({e}); still waiting"),
+        }
+    }
+}
+
+/// Waits for `path` to exist (the server writes it once listening), up to `until`.
+async fn wait_for_cert(path: &Path, until: Instant) -> Result<Option<CertificateDer<'static>>> {
+    loop {
+        match std::fs::read(path) {
+            Ok(der) => return Ok(Some(CertificateDer::from(der))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                if Instant::now() >= until {
+                    return Ok(None);
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+}
+
+/// Client: wait for the server's certificate at `cert_path`, then connect to `addr`.
+pub async fn connect(setup: &Setup, addr: SocketAddr, cert_path: &Path) -> Result<Connected> {
+    let limit = setup.limit;
+    let deadline = Instant::now() + limit;
+    let Some(cert) = wait_for_cert(cert_path, deadline).await? else {
+        return Ok(Err(ConnectTimeout(format!(
+            "{} did not appear within {limit:?}",
+            cert_path.display()
+        ))));
+    };
+    let mut cc = quinn::ClientConfig::new(tls::client_crypto(cert, setup.keylog()?, setup.alpn)?);
+    cc.transport_config(setup.transport.clone());
+    let local: SocketAddr = if addr.is_ipv4() {
+        "0.0.0.0:0".parse()?
+    } else {
+        "[::]:0".parse()?
+    };
+    let mut ep = Endpoint::client(local).context("opening the client socket")?;
+    ep.set_default_client_config(cc);
+    let connecting = ep
+        .connect(addr, tls::SERVER_NAME)
+        .with_context(|| format!("connecting to {addr}"))?;
+    match timeout(
+        deadline.saturating_duration_since(Instant::now()),
+        connecting,
+    )
+    .await
+    {
+        Err(_) => Ok(Err(ConnectTimeout(format!(
+            "no handshake with {addr} within {limit:?}"
+        )))),
+        Ok(Err(e)) => Ok(Err(ConnectTimeout(format!("connecting to {addr}: {e}")))),
+        Ok(Ok(conn)) => {
+            eprintln!("{}: connected to {addr}", setup.who);
+            Ok(Ok((ep, conn)))
+        }
+    }
+}
