@@ -154,6 +154,22 @@ rule aggregate:
         "{PY} -m analysis.aggregate {RESULTS}/{wildcards.scenario}"
 
 
+rule predictor_map:
+    """The predictor's regime map (endpoints/rise-sim, virtual time, ~2 min CPU): uplink
+    loss × queue depth, w/ Pri vs both baselines. Not part of `all`; ask for it by name:
+    `snakemake --cores 2 predictor_map`."""
+    input:
+        f"{RESULTS}/.build.done",
+    output:
+        grid=f"{RESULTS}/predictor/grid.jsonl",
+        fig=f"{RESULTS}/predictor/predictor_map.png",
+    params:
+        out=f"{RESULTS}/predictor",
+    shell:
+        "target/release/rise-sim --grid --reps 2 > {output.grid}"
+        " && {PY} -m analysis.predictor_map {output.grid} {params.out}"
+
+
 rule figures:
     """One figure per paper figure the scenario reproduces, PNG and PDF."""
     input:

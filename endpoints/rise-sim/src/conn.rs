@@ -241,6 +241,12 @@ impl Conn {
         self.max_payload
     }
 
+    /// Bytes of datagrams in quinn's buffer and the feeder's slot (payload only).
+    pub fn buffered_bytes(&self) -> usize {
+        self.dgram_mem - self.dgrams.len() * DATAGRAM_STRUCT_BYTES
+            + self.waiting.as_ref().map_or(0, |w| w.1.len())
+    }
+
     pub fn in_flight(&self) -> u64 {
         self.in_flight
     }

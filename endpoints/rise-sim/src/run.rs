@@ -45,7 +45,8 @@ pub struct Trace {
     /// (display time µs, MTP ms or None) of frames displayed at this endpoint.
     pub displays: Vec<(u64, Option<f64>)>,
     pub frames_sent: u64,
-    /// (time ns, cwnd bytes, in flight bytes, pending bytes in the channels).
+    /// (time ns, cwnd bytes, in flight bytes, bytes waiting in the channels and quinn's buffer:
+    /// B's occupancy in every scheme, also when B is quinn's own buffer).
     pub samples: Vec<(u64, u64, u64, usize)>,
 }
 
@@ -171,7 +172,7 @@ impl Run {
                         now,
                         s.conn.cwnd(),
                         s.conn.in_flight(),
-                        s.core.pending_bytes(),
+                        s.core.pending_bytes() + s.conn.buffered_bytes(),
                     ));
                 }
                 self.up.queue_samples.push(self.up.queue_bytes());
