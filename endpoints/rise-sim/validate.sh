@@ -30,7 +30,9 @@ for name in quick quick-loss005 quick-q01; do
   for rep in $(seq 1 "$REPS"); do
     for scheme in nopri pri; do
       dir="$OUT/$name/$scheme/r$rep"
-      [ -e "$dir/metrics.json" ] && continue
+      # a valid run is kept; an invalid one (e.g. CPU saturated by other jobs) is redone
+      grep -qs '"valid": true' "$dir/metrics.json" && continue
+      rm -rf "$dir"
       # a quiet machine: a run during someone's compile may be judged CPU saturated
       while [ "$(cut -d. -f1 /proc/loadavg)" -ge 2 ]; do sleep 15; done
       flock /tmp/priolab-netns.lock .venv/bin/priolab run-one "$OUT/scenarios/$name.yaml" \

@@ -37,6 +37,13 @@ pub struct RunConfig {
     pub duration_ns: u64,
     /// Seed of the links' randomness (the endpoints have their own in `Config::seed`).
     pub link_seed: u64,
+    /// The Host's endpoint starts this long after the Guest's: the phase between the Guest's
+    /// tracking ticks and the Host's frame ticks, which sets the age of the sample a frame is
+    /// rendered from (in the real stack: process start and handshake timing).
+    pub host_start_offset_us: u64,
+    /// The RTT the QUIC handshake measured before the run starts (quinn has this sample when
+    /// `rise` starts streaming); None: start from quinn's initial 333 ms.
+    pub handshake_rtt_ns: Option<u64>,
 }
 
 /// What a run leaves for the metrics.
@@ -67,12 +74,13 @@ pub struct Run {
     scratch: Vec<Packet>,
 }
 
-fn side(cfg: &SideConfig, cc: CcKind, mtu: u64) -> Side {
-    let mut conn = Conn::new(cc, mtu, cfg.feed, cfg.quinn_buffer_bytes, 0);
-    let mut core = Endpoint::new(cfg.endpoint.clone(), START_US);
+fn side(cfg: &SideConfig, run: &RunConfig, start_offset_us: u64) -> Side {
+    let mut conn = Conn::new(run.cc, run.quic_mtu, cfg.feed, cfg.quinn_buffer_bytes, 0);
+    if let Some(rtt) = run.handshake_rtt_ns {
+        conn.rtt.update(0, rtt);
+    }
+    let mut core = Endpoint::new(cfg.endpoint.clone(), START_US + start_offset_us);
     core.set_max_datagram_size(conn.max_payload());
-    // keep the borrow checker simple: conn is only used below
-    conn.stats = Default::default();
     Side {
         core,
         conn,
@@ -92,8 +100,8 @@ impl Run {
     pub fn new(cfg: RunConfig) -> Self {
         Run {
             now_ns: 0,
-            host: side(&cfg.host, cfg.cc, cfg.quic_mtu),
-            guest: side(&cfg.guest, cfg.cc, cfg.quic_mtu),
+            host: side(&cfg.host, &cfg, cfg.host_start_offset_us),
+            guest: side(&cfg.guest, &cfg, 0),
             up: Link::new(&cfg.up, cfg.up_policer.clone(), cfg.link_seed, 0),
             down: Link::new(&cfg.down, cfg.down_policer.clone(), cfg.link_seed, 1),
             next_sample_ns: 0,

@@ -268,6 +268,17 @@ impl Params {
         }
     }
 
+    /// assumption: the phase between the two endpoints' clocks is uniform over one frame
+    /// period, drawn from the seed (splitmix64), since the real stack's phase is set by process
+    /// start and handshake timing, which nothing controls.
+    pub fn host_start_offset_us(&self) -> u64 {
+        let mut z = self.seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        z % (1_000_000 / u64::from(self.setting.fps.max(1)))
+    }
+
     pub fn run_config(&self) -> RunConfig {
         RunConfig {
             host: self.endpoint(Role::Host),
@@ -288,6 +299,9 @@ impl Params {
             quic_mtu: self.quic_mtu,
             duration_ns: (self.duration_s * 1e9) as u64,
             link_seed: self.seed,
+            host_start_offset_us: self.host_start_offset_us(),
+            // assumption: the handshake crossed the idle path, so it measured the base RTT
+            handshake_rtt_ns: Some((self.rtt_ms() * 1e6) as u64),
         }
     }
 }
