@@ -13,12 +13,13 @@ SCENARIO ?= scenarios/quick.yaml
 CORES ?= 2
 
 # Debian packages: Mininet and its tools, traffic tools, the Python venv, ffmpeg for
-# frame-size traces, SSH for the testbed tests.
+# frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM.
 APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
-	ffmpeg openssh-server openssh-client sshpass rsync
+	ffmpeg openssh-server openssh-client sshpass rsync \
+	debootstrap qemu-system-x86 e2fsprogs
 
-.PHONY: setup apt venv build reproduce test test-rust test-python lint clean-results doctor
+.PHONY: setup apt venv build reproduce test test-rust test-python lint clean-results doctor vm
 
 setup: apt venv build
 
@@ -51,7 +52,12 @@ reproduce: setup
 	$(VENV)/bin/snakemake --cores $(CORES) --config scenario=$(SCENARIO) --rerun-incomplete
 	$(VENV)/bin/python -m analysis.show results/$$($(PY) -c "import sys; from priolab.scenario import load; print(load(sys.argv[1]).name)" $(SCENARIO))
 
-test: setup lint test-rust test-python
+test: setup lint vm test-rust test-python
+
+# The stock-kernel VM image (vm/README.md): built from Debian's packages into
+# /var/cache/priolab-vm, again only when its recipe changes; tests/test_vm.py boots it.
+vm: setup
+	$(VENV)/bin/priolab vm build
 
 lint:
 	cargo fmt --all -- --check

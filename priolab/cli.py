@@ -101,7 +101,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out")
     s.set_defaults(func=_schema)
 
-    for mod in ("netem.calibrate", "traces.cli", "priolab.testbed"):
+    for mod in ("netem.calibrate", "traces.cli", "priolab.testbed", "vm.cli"):
         try:
             module = __import__(mod, fromlist=["register"])
         except ImportError:

@@ -1,0 +1,90 @@
+"""The VM's host and guest plumbing without booting: the recipe hash, qemu's command line,
+the guest's job runner, and the runner's hard timeout that kills qemu."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from vm import guest_run, image, run
+from vm.image import Image
+
+
+def test_recipe_hash_follows_every_recipe_file(tmp_path: Path, monkeypatch) -> None:
+    copy = tmp_path / "vm"
+    shutil.copytree(image.HERE, copy, ignore=shutil.ignore_patterns("__pycache__", "intests"))
+    monkeypatch.setattr(image, "HERE", copy)
+    base = image.recipe_hash()
+    for name in image.RECIPE_FILES:
+        f = copy / name
+        old = f.read_bytes()
+        f.write_bytes(old + b"\n# changed\n")
+        assert image.recipe_hash() != base, name
+        f.write_bytes(old)
+    assert image.recipe_hash() == base
+    (copy / "run.py").write_text("# not part of the recipe\n")
+    assert image.recipe_hash() == base
+
+
+def test_cached_image_needs_a_complete_build(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PRIOLAB_VM_CACHE", str(tmp_path))
+    d = image.image_dir()
+    d.mkdir(parents=True)
+    for f in ("rootfs.img", "vmlinuz", "initrd.img"):
+        (d / f).write_bytes(b"x")
+    assert image.cached_image() is None  # no stamp: the build did not finish
+    (d / "recipe.sha256").write_text("0" * 64 + "\n")
+    assert image.cached_image() is None  # an older recipe
+    (d / "recipe.sha256").write_text(image.recipe_hash() + "\n")
+    assert image.cached_image() == Image(d)
+
+
+def test_qemu_argv(tmp_path: Path) -> None:
+    img = Image(tmp_path / "img")
+    argv = run.qemu_argv(img, tmp_path / "job", Path("/work/x"), Path("/work/shared/data"))
+    joined = " ".join(argv)
+    assert argv[0] == "qemu-system-x86_64"
+    assert "-accel tcg,thread=multi" in joined and "-cpu max" in joined
+    assert "-nic none" in joined and "-no-reboot" in joined
+    assert f"file={img.rootfs},format=raw,if=virtio,snapshot=on" in argv
+    assert "priolab.src=/work/x" in joined and "priolab.data=/work/shared/data" in joined
+    tags = [a.split("mount_tag=")[1].split(",")[0] for a in argv if "mount_tag=" in a]
+    assert tags == ["job", "src", "data"]
+
+
+def test_guest_runner_runs_in_order_and_reports(tmp_path: Path) -> None:
+    job = {"commands": [
+        {"argv": [sys.executable, "-c", "import os; print(os.environ['PRIOLAB_IN_VM'])"]},
+        {"argv": [sys.executable, "-c", "import sys; sys.exit(3)"]},
+        {"argv": [sys.executable, "-c", "import time; time.sleep(30)"], "timeout_s": 0.5},
+        {"argv": ["/nonexistent/tool"]},
+    ]}  # fmt: skip
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    assert guest_run.run_job(tmp_path) == 0
+    res = json.loads((tmp_path / "results.json").read_text())["results"]
+    assert [r["rc"] for r in res] == [0, 3, None, None]
+    assert res[0]["stdout"].strip() == "1"
+    assert res[2].get("timeout") is True
+    assert "cannot start" in res[3]["stderr"]
+    assert (tmp_path / "out").is_dir()
+
+
+def test_runner_kills_qemu_at_the_hard_timeout(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(run, "qemu_argv", lambda *a: ["sleep", "60"])
+    img = Image(tmp_path)
+    res = run.run_job([["true"]], timeout_s=0.5, job_dir=tmp_path / "job", image=img)
+    assert res.timed_out and res.wall_s < 10
+    assert res.results == [] and not res.ok()
+    assert json.loads((tmp_path / "job" / "job.json").read_text())["commands"][0]["argv"] == [
+        "true"
+    ]
+
+
+def test_runner_reports_a_qemu_that_fails_to_start(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(run, "qemu_argv", lambda *a: ["sh", "-c", "echo bad option >&2; exit 1"])
+    with pytest.raises(run.VmUnavailable, match="bad option"):
+        run.run_job([["true"]], timeout_s=5, job_dir=tmp_path / "job", image=Image(tmp_path))

@@ -1,0 +1,71 @@
+"""Runs inside the VM (Debian's /usr/bin/python3, standard library only): executes the
+command list of JOB_DIR/job.json one command after another and writes JOB_DIR/results.json
+after each, so a job cut short by the host's timeout still reports what finished.
+
+job.json: {"commands": [{"argv": [...], "timeout_s": 60, "cwd": "/path" | null,
+                         "env": {"K": "V"}}, ...]}
+Each command sees PRIOLAB_IN_VM=1 and PRIOLAB_VM_OUT=JOB_DIR/out (files there reach the host).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+OUTPUT_LIMIT_CHARS = 200_000
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= OUTPUT_LIMIT_CHARS else text[-OUTPUT_LIMIT_CHARS:]
+
+
+def uptime_s() -> float:
+    return float(Path("/proc/uptime").read_text().split()[0])
+
+
+def run_job(job_dir: Path) -> int:
+    job = json.loads((job_dir / "job.json").read_text())
+    out_dir = job_dir / "out"
+    out_dir.mkdir(exist_ok=True)
+    env = dict(os.environ, PRIOLAB_IN_VM="1", PRIOLAB_VM_OUT=str(out_dir))
+    env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    report: dict = {"boot_s": uptime_s(), "kernel": os.uname().release, "results": []}
+    results_path = job_dir / "results.json"
+    for cmd in job["commands"]:
+        t0 = time.monotonic()
+        entry: dict = {"argv": cmd["argv"]}
+        try:
+            res = subprocess.run(
+                cmd["argv"],
+                cwd=cmd.get("cwd"),
+                env=env | cmd.get("env", {}),
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=cmd.get("timeout_s"),
+            )
+            entry |= {
+                "rc": res.returncode,
+                "stdout": _tail(res.stdout),
+                "stderr": _tail(res.stderr),
+            }
+        except subprocess.TimeoutExpired as e:
+            out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout
+            entry |= {"rc": None, "timeout": True, "stdout": _tail(out or ""), "stderr": ""}
+        except OSError as e:
+            entry |= {"rc": None, "stdout": "", "stderr": f"cannot start: {e}"}
+        entry["duration_s"] = round(time.monotonic() - t0, 3)
+        report["results"].append(entry)
+        report["uptime_s"] = uptime_s()
+        tmp = results_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(report, indent=1))
+        tmp.replace(results_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_job(Path(sys.argv[1])))
