@@ -23,8 +23,10 @@ See netem/README.md ("The tc backend") for drop-head, jitter ordering and traces
 
 from __future__ import annotations
 
+import functools
 import json
 import math
+import subprocess
 import threading
 import time
 from collections.abc import Sequence
@@ -99,7 +101,34 @@ def loss_args(loss: ResolvedLoss) -> list[str]:
     raise ValueError(f"unknown loss kind {loss.kind}")  # pragma: no cover
 
 
-def netem_args(d: ResolvedDirection, seed: int) -> list[str]:
+NO_SEED_NOTE = (
+    "this tc has no netem `seed` (iproute2 < 6.4, e.g. Debian 12's 6.1): netem's losses and "
+    "jitter are random, not reproducible from the scenario's seed"
+)
+
+
+def seed_in_usage(usage: str) -> bool:
+    """Whether netem's usage text (`tc qdisc add dev lo root netem help`) offers `seed`."""
+    return "seed" in usage.split("netem", 1)[-1]
+
+
+def netem_usage_argv() -> list[str]:
+    """Prints netem's usage and changes nothing (tc parses `help` before any netlink call)."""
+    return ["tc", "qdisc", "add", "dev", "lo", "root", "netem", "help"]
+
+
+@functools.cache
+def local_netem_seed() -> bool:
+    """Whether this machine's tc knows netem's `seed`."""
+    try:
+        res = subprocess.run(netem_usage_argv(), capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return seed_in_usage(res.stdout + res.stderr)
+
+
+def netem_args(d: ResolvedDirection, seed: int | None) -> list[str]:
+    """netem's arguments; `seed` None: no `seed` option (a tc that does not know it)."""
     args = ["netem", "limit", str(NETEM_LIMIT_PACKETS)]
     if d.delay_us or d.jitter_us:
         args += ["delay", f"{d.delay_us}us"]
@@ -108,7 +137,8 @@ def netem_args(d: ResolvedDirection, seed: int) -> list[str]:
             if not d.jitter_reorder:
                 args += ["rate", NO_REORDER_RATE]
     args += loss_args(d.loss)
-    args += ["seed", str(seed)]
+    if seed is not None:
+        args += ["seed", str(seed)]
     return args
 
 
@@ -185,7 +215,7 @@ def initial_rate_bps(d: ResolvedDirection) -> int | None:
 
 
 def direction_commands(
-    dev: str, d: ResolvedDirection, seed: int
+    dev: str, d: ResolvedDirection, seed: int | None
 ) -> tuple[list[list[str]], list[str]]:
     """The `tc` argv lists that set up one direction on the egress of `dev`, and notes."""
     cmds: list[list[str]] = []
@@ -302,11 +332,25 @@ class TcBackend:
         self._bridge = False
 
     def plan(
-        self, iface_up_in: str, iface_up_out: str, link: Link, *, base_dir: Path, seed: int
+        self,
+        iface_up_in: str,
+        iface_up_out: str,
+        link: Link,
+        *,
+        base_dir: Path,
+        seed: int,
+        netem_seed: bool | None = None,
     ) -> dict[str, Any]:
+        """The tc argv lists for both directions. `netem_seed`: whether the tc that runs them
+        knows netem's `seed` option (None: ask this machine's tc)."""
         resolved = resolve_link(link, base_dir)
-        up_cmds, up_notes = direction_commands(iface_up_out, resolved.uplink, seed)
-        down_cmds, down_notes = direction_commands(iface_up_in, resolved.downlink, seed + 1)
+        if netem_seed is None:
+            netem_seed = local_netem_seed()
+        up_seed, down_seed = (seed, seed + 1) if netem_seed else (None, None)
+        up_cmds, up_notes = direction_commands(iface_up_out, resolved.uplink, up_seed)
+        down_cmds, down_notes = direction_commands(iface_up_in, resolved.downlink, down_seed)
+        if not netem_seed and any(needs_netem(d) for d in (resolved.uplink, resolved.downlink)):
+            up_notes.append(NO_SEED_NOTE)
         return {
             "backend": "tc",
             "resolved": resolved,
@@ -328,7 +372,9 @@ class TcBackend:
         run_dir: Path,
         seed: int,
     ) -> dict[str, Any]:
-        plan = self.plan(iface_up_in, iface_up_out, link, base_dir=base_dir, seed=seed)
+        usage = node.run(netem_usage_argv(), check=False)
+        plan = self.plan(iface_up_in, iface_up_out, link, base_dir=base_dir, seed=seed,
+                         netem_seed=seed_in_usage(usage.stdout + usage.stderr))  # fmt: skip
         self._node = node
         commands: list[list[str]] = []
         if self.make_bridge and not any(_master(node, d) for d in (iface_up_in, iface_up_out)):

@@ -14,7 +14,7 @@ import yaml
 
 import priolab.testbed as pt
 from netem.resolve import resolve_link
-from netem.tc import direction_commands
+from netem.tc import direction_commands, local_netem_seed
 from priolab.scenario import expand, load
 from tests.conftest import REPO
 
@@ -40,8 +40,9 @@ def test_router_tc_plan_uses_netem_tc_argv(tmp_path: Path) -> None:
     spec = standin_run()
     plan = pt.plan_run(spec, make_testbed(), tmp_path)
     resolved = resolve_link(spec.link, spec.base_dir)
-    up, _ = direction_commands("rh", resolved.uplink, spec.seed)
-    down, _ = direction_commands("rg", resolved.downlink, spec.seed + 1)
+    seeded = local_netem_seed()  # the plan leaves `seed` out where this tc does not know it
+    up, _ = direction_commands("rh", resolved.uplink, spec.seed if seeded else None)
+    down, _ = direction_commands("rg", resolved.downlink, spec.seed + 1 if seeded else None)
     setup = [c["argv"] for c in plan["link"]["setup"]["router"] if c["check"]]
     assert setup[-len(up) - len(down) :] == up + down  # exactly netem/tc.py's argv lists
     assert ["ip", "link", "set", "rg", "master", "nebr0"] in setup

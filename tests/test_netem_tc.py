@@ -16,6 +16,7 @@ from netem.tc import (
     TraceReplayer,
     class_change_argv,
     direction_commands,
+    seed_in_usage,
     trace_steps,
 )
 
@@ -136,7 +137,8 @@ def test_directions_go_on_the_right_interfaces(tmp_path):
             "downlink": {"rate_mbps": 50, "delay_ms": 10},
         }
     )
-    plan = TcBackend().plan("emu-eth0", "emu-eth1", link, base_dir=tmp_path, seed=9)
+    plan = TcBackend().plan("emu-eth0", "emu-eth1", link, base_dir=tmp_path, seed=9,
+                            netem_seed=True)  # fmt: skip
     assert plan["uplink"]["dev"] == "emu-eth1"  # uplink leaves towards the host
     assert plan["downlink"]["dev"] == "emu-eth0"
     assert "seed 9" in " ".join(plan["uplink"]["commands"][0])
@@ -405,3 +407,16 @@ def test_no_bridge_when_topology_already_bridged(tmp_path):
     assert all(c[0] == "tc" for c in applied["commands"])
     be.stop()
     assert ["ip", "link", "del", "nebr0"] not in node.calls
+
+
+def test_no_seed_where_tc_does_not_know_it(tmp_path):
+    """iproute2 6.1 (Debian 12) rejects netem's `seed`: the plan leaves it out and says so."""
+    link = Link.model_validate(
+        {"uplink": {"rate_mbps": 5, "delay_ms": 10}, "downlink": {"rate_mbps": 5}}
+    )
+    plan = TcBackend().plan("e0", "e1", link, base_dir=tmp_path, seed=9, netem_seed=False)
+    netem = plan["uplink"]["commands"][0]
+    assert "netem" in netem and "seed" not in netem
+    assert any("no netem `seed`" in n for n in plan["notes"])
+    assert seed_in_usage("Usage: ... netem [ limit PACKETS ]\n [ seed SEED ]")
+    assert not seed_in_usage("Usage: ... netem [ limit PACKETS ]\n [ ecn ]")
