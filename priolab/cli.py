@@ -6,8 +6,29 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from priolab.errors import ScenarioError
+
+if TYPE_CHECKING:
+    from priolab.scenario import RunSpec
+
+
+def scenario_warnings(runs: list[RunSpec]) -> list[tuple[str, str]]:
+    """Warnings of a valid scenario, (key path, message), once per matrix point: a workload
+    may define `warnings(params, base_dir)` for settings that are allowed but suspicious."""
+    from priolab.workloads import WORKLOADS
+
+    out: list[tuple[str, str]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for r in runs:
+        if (r.setting, r.scheme, r.speed) in seen:
+            continue
+        seen.add((r.setting, r.scheme, r.speed))
+        warn = getattr(WORKLOADS[r.workload_kind], "warnings", None)
+        where = f"settings.{r.setting} + schemes.{r.scheme} + speeds.{r.speed} → workload"
+        out += [(f"{where}.{k}", m) for k, m in (warn(r.params, r.base_dir) if warn else [])]
+    return out
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -15,6 +36,8 @@ def _check(args: argparse.Namespace) -> int:
 
     sc = load(args.scenario)
     runs = expand(sc, Path(args.scenario))
+    for key, msg in scenario_warnings(runs):
+        print(f"warning: {args.scenario}: {key}: {msg}", file=sys.stderr)
     if args.json:
         print(json.dumps([r.to_json() | {"dir": str(r.rel_dir)} for r in runs], indent=2))
         return 0

@@ -1,7 +1,11 @@
 """The RISE workload: one `rise` endpoint per host (Host = QUIC server, Guest = client).
 
 Schemes of SPEC-rise.md map to the two per-endpoint switches: nopri (both off), pri (both
-on), pri-u (Guest only: the uplink sender), pri-d (Host only).
+on), pri-u (Guest only: the uplink sender), pri-d (Host only). An endpoint without
+prioritisation uses one FIFO of B bytes whose overflow policy is `fifo_drop`: `head` (default)
+drops the oldest datagrams as vanilla quinn's datagram send buffer does (the paper's baseline
+QUIC), `tail` drops the new one (priolab's behaviour before issue 10). Each endpoint's
+summary.json names what ran (`buffer_scheme`: prio, fifo-head-drop or fifo-tail-drop).
 """
 
 from __future__ import annotations
@@ -14,6 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from priolab.paths import REPO_ROOT
 from priolab.workloads.base import ProcessSpec, RunContext
+
+# ringmaster's decoder rejects frames of 1,000,000 bytes or more (MAX_DECODING_BUF,
+# src/app/decoder.cc): the endpoint caps every frame one byte below (rise-core MAX_FRAME_BYTES)
+MAX_FRAME_BYTES = 999_999
+# warm-up excluded from the metrics (analysis/README.md): assumption, 3 s = 10 % of a 30 s
+# run; it covers the handshake, slow start (~10 RTTs = 0.2 s at 21 ms to the cwnd the quick
+# runs reach) and the first key frame (≤ 1 MB: ≥ 0.27 s at 30 Mbit/s) with its one-second
+# payback, the start-up transient in which the quick runs' only p99 difference appeared
+DEFAULT_WARMUP_S = 3.0
 
 
 class RiseParams(BaseModel):
@@ -30,6 +43,9 @@ class RiseParams(BaseModel):
     prio_guest: bool = True
     prio_host: bool = True
     buffer_bytes: int = Field(default=1_048_576, ge=1500, le=1 << 30)
+    fifo_drop: Literal["head", "tail"] = "head"
+    processing_delay_ms: float = Field(default=0.0, ge=0.0, le=60_000.0)
+    warmup_s: float = Field(default=DEFAULT_WARMUP_S, ge=0.0, le=3600.0)
     quinn_datagram_buffer_bytes: int = Field(default=1500, ge=1200, le=1 << 30)
     cc: Literal["cubic", "newreno", "bbr"] = "cubic"
     deadline_ms: float = Field(default=1000.0, gt=0.0, le=60_000.0)
@@ -64,6 +80,26 @@ class Rise:
                 out.append((key, f"file not found: {_resolve(p, base_dir)}"))
         return out
 
+    def warnings(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
+        """Valid but suspicious settings: (key, message). A key frame larger than B cannot be
+        queued whole: its tail is dropped at ingress (or, with head drop, pushes out its own
+        head) and only retransmission can complete it."""
+        assert isinstance(params, RiseParams)
+        if params.frame_trace is not None:
+            return []  # key-frame sizes come from the trace
+        mean = params.video_bitrate_mbps * 1e6 / 8 / params.fps
+        key = min(params.keyframe_factor * mean, MAX_FRAME_BYTES)
+        if key <= params.buffer_bytes:
+            return []
+        return [
+            (
+                "buffer_bytes",
+                f"a key frame ({params.keyframe_factor:g} × {mean:,.0f} B = {key:,.0f} B, "
+                f"keyframe_factor × video_bitrate_mbps / 8 / fps, capped at "
+                f"{MAX_FRAME_BYTES:,} B) does not fit in B = {params.buffer_bytes:,} B",
+            )
+        ]
+
     def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
         """A tracking trace in any format traces/ reads (e.g. the Corbillon MMSys'18 files)
         is resampled to tracking_hz over the run and written as the endpoint's CSV."""
@@ -89,6 +125,8 @@ class Rise:
             "--tracking-hz", f"{params.tracking_hz:g}",
             "--prio", "on" if prio else "off",
             "--buffer-bytes", str(params.buffer_bytes),
+            "--fifo-drop", params.fifo_drop,
+            "--processing-delay-ms", f"{params.processing_delay_ms:g}",
             "--quinn-datagram-buffer-bytes", str(params.quinn_datagram_buffer_bytes),
             "--cc", params.cc,
             "--deadline-ms", f"{params.deadline_ms:g}",

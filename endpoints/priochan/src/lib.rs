@@ -24,6 +24,17 @@
 //! made room for it, and datagrams of equal or higher priority are never evicted for it
 //! (tail drop among equals, as in the paper's strict `p > priority(C_min)`).
 //!
+//! # Overflow policy of a channel: tail drop (the paper) or head drop (vanilla quinn)
+//!
+//! A channel made with [`Scheduler::add_channel`] is [`Overflow::TailDrop`]: as above, a
+//! datagram that does not fit is dropped when lower priorities cannot make room. A channel made
+//! with [`Scheduler::add_channel_with`]`(p, `[`Overflow::HeadDrop`]`)` also gives up its *own
+//! oldest* datagrams: after the lower-priority channels are emptied as far as needed, its head
+//! is evicted, repeatedly, until `d` fits; `d` is dropped only if it is larger than all of that
+//! together (e.g. larger than B). A single head-drop channel is exactly quinn 0.11's datagram
+//! send buffer (`Datagrams::send` → `make_space_for` in quinn-proto's `datagrams.rs` pops the
+//! oldest datagram until the new one fits): the paper's "baseline QUIC".
+//!
 //! # Egress
 //!
 //! The highest-priority non-empty channel is selected, round robin among the non-empty
@@ -42,6 +53,16 @@ impl Datagram for Vec<u8> {
     fn size(&self) -> usize {
         self.len()
     }
+}
+
+/// What a channel does when a new datagram does not fit in B (see the crate docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overflow {
+    /// Drop the new datagram (after evicting lower priorities if that makes room).
+    #[default]
+    TailDrop,
+    /// Also evict this channel's own oldest datagrams until the new one fits.
+    HeadDrop,
 }
 
 /// A channel handle, returned by [`Scheduler::add_channel`].
@@ -80,6 +101,7 @@ pub struct ChannelStats {
 
 struct Channel<T> {
     priority: u8,
+    overflow: Overflow,
     group: usize,
     queue: VecDeque<T>,
     bytes: usize,
@@ -119,8 +141,13 @@ impl<T: Datagram> Scheduler<T> {
         self.capacity_bytes
     }
 
-    /// Create a channel (up front or on demand).
+    /// Create a tail-drop channel (up front or on demand).
     pub fn add_channel(&mut self, priority: u8) -> ChannelId {
+        self.add_channel_with(priority, Overflow::TailDrop)
+    }
+
+    /// Create a channel with the given overflow policy.
+    pub fn add_channel_with(&mut self, priority: u8, overflow: Overflow) -> ChannelId {
         let id = self.channels.len();
         let group = match self.groups.iter().position(|g| g.priority == priority) {
             Some(g) => g,
@@ -149,6 +176,7 @@ impl<T: Datagram> Scheduler<T> {
         self.groups[group].members.push(id);
         self.channels.push(Channel {
             priority,
+            overflow,
             group,
             queue: VecDeque::new(),
             bytes: 0,
@@ -183,14 +211,22 @@ impl<T: Datagram> Scheduler<T> {
                 .filter(|c| c.priority < p)
                 .map(|c| c.bytes)
                 .sum();
-            if self.len_bytes - lower + size > self.capacity_bytes {
+            let head_drop = self.channels[ch.0].overflow == Overflow::HeadDrop;
+            let own = if head_drop {
+                self.channels[ch.0].bytes
+            } else {
+                0
+            };
+            if self.len_bytes - lower - own + size > self.capacity_bytes {
                 self.channels[ch.0].stats.dropped_ingress += 1;
                 return Ingress::Dropped(d);
             }
             while self.len_bytes + size > self.capacity_bytes {
-                let victim = self
-                    .lowest_victim()
-                    .expect("lower-priority bytes were counted");
+                let victim = match self.lowest_victim() {
+                    Some(v) if self.channels[v].priority < p => v,
+                    // lower priorities are empty: a head-drop channel gives up its own oldest
+                    _ => ch.0,
+                };
                 let c = &mut self.channels[victim];
                 let old = c.queue.pop_front().expect("victim is non-empty");
                 c.bytes -= old.size();

@@ -2,6 +2,7 @@
 
 use super::*;
 use proptest::prelude::*;
+use std::collections::VecDeque;
 
 /// A test datagram that remembers where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +42,54 @@ fn enqueues_while_it_fits_and_never_beyond_capacity() {
     assert_eq!(s.enqueue(c, vec![1u8; 1]), Ingress::Dropped(vec![1u8]));
     assert_eq!(s.len_bytes(), 100);
     assert_eq!(s.stats(c).dropped_ingress, 1);
+}
+
+#[test]
+fn head_drop_channel_drops_its_oldest_like_quinn() {
+    // quinn-proto 0.11 `make_space_for`: pop the oldest until the new datagram fits.
+    let mut s = Scheduler::new(100);
+    let c = s.add_channel_with(1, Overflow::HeadDrop);
+    s.enqueue(c, d(0, 0, 40));
+    s.enqueue(c, d(0, 1, 40));
+    assert_eq!(s.enqueue(c, d(0, 2, 20)), Ingress::Enqueued);
+    // full: a datagram of 50 evicts the two oldest (40 + 40), not itself and not the newest
+    assert_eq!(
+        s.enqueue(c, d(0, 3, 50)),
+        Ingress::Evicted(vec![(c, d(0, 0, 40)), (c, d(0, 1, 40))])
+    );
+    assert_eq!(s.len_bytes(), 70);
+    assert_eq!(s.dequeue(usize::MAX), Some((c, d(0, 2, 20))));
+    assert_eq!(s.dequeue(usize::MAX), Some((c, d(0, 3, 50))));
+    // larger than B: dropped, nothing evicted
+    s.enqueue(c, d(0, 4, 10));
+    assert_eq!(s.enqueue(c, d(0, 5, 101)), Ingress::Dropped(d(0, 5, 101)));
+    assert_eq!(s.len_bytes(), 10);
+    let st = s.stats(c);
+    assert_eq!((st.evicted, st.dropped_ingress), (2, 1));
+}
+
+#[test]
+fn tail_drop_channel_keeps_the_oldest() {
+    let mut s = Scheduler::new(100);
+    let c = s.add_channel_with(1, Overflow::TailDrop);
+    s.enqueue(c, d(0, 0, 60));
+    assert_eq!(s.enqueue(c, d(0, 1, 50)), Ingress::Dropped(d(0, 1, 50)));
+    assert_eq!(s.dequeue(usize::MAX), Some((c, d(0, 0, 60))));
+}
+
+#[test]
+fn head_drop_channel_evicts_lower_priorities_first() {
+    let mut s = Scheduler::new(100);
+    let low = s.add_channel(0);
+    let hi = s.add_channel_with(1, Overflow::HeadDrop);
+    s.enqueue(hi, d(1, 0, 50));
+    s.enqueue(low, d(0, 0, 30));
+    // needs 60 - 20 free = 40 more: the lower channel's 30 go first, then hi's oldest 50
+    assert_eq!(
+        s.enqueue(hi, d(1, 1, 60)),
+        Ingress::Evicted(vec![(low, d(0, 0, 30)), (hi, d(1, 0, 50))])
+    );
+    assert_eq!(s.len_bytes(), 60);
 }
 
 #[test]
@@ -361,6 +410,53 @@ proptest! {
                 _ => {}
             }
             prop_assert_eq!(s.len_bytes(), model_bytes);
+        }
+    }
+
+    /// One head-drop channel behaves exactly like quinn's datagram buffer: a FIFO that pops
+    /// its oldest entries until the new one fits (and refuses one larger than B).
+    #[test]
+    fn single_head_drop_channel_equals_quinn_model(
+        ops in proptest::collection::vec((proptest::bool::ANY, 1usize..120, 0usize..150), 1..300),
+        cap in 50usize..400,
+    ) {
+        let mut s = Scheduler::new(cap);
+        let c = s.add_channel_with(1, Overflow::HeadDrop);
+        let mut model: VecDeque<D> = VecDeque::new();
+        let mut bytes = 0usize;
+        for (i, &(enq, size, space)) in ops.iter().enumerate() {
+            if enq {
+                let x = d(0, i as u64, size);
+                let r = s.enqueue(c, x.clone());
+                if size > cap {
+                    prop_assert_eq!(r, Ingress::Dropped(x));
+                } else {
+                    let mut gone = Vec::new();
+                    while bytes + size > cap {
+                        let o = model.pop_front().unwrap();
+                        bytes -= o.size;
+                        gone.push((c, o));
+                    }
+                    model.push_back(x);
+                    bytes += size;
+                    if gone.is_empty() {
+                        prop_assert_eq!(r, Ingress::Enqueued);
+                    } else {
+                        prop_assert_eq!(r, Ingress::Evicted(gone));
+                    }
+                }
+            } else {
+                let expect = match model.front() {
+                    Some(h) if h.size <= space => {
+                        bytes -= h.size;
+                        model.pop_front()
+                    }
+                    _ => None,
+                };
+                prop_assert_eq!(s.dequeue(space).map(|(_, x)| x), expect);
+            }
+            prop_assert_eq!(s.len_bytes(), bytes);
+            prop_assert!(s.len_bytes() <= cap);
         }
     }
 

@@ -41,6 +41,26 @@ impl fmt::Display for FrameType {
     }
 }
 
+/// What the single FIFO of "without prioritisation" does when a datagram does not fit in B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FifoDrop {
+    /// Drop the oldest datagrams until the new one fits: vanilla quinn 0.11's datagram send
+    /// buffer (quinn-proto `datagrams.rs`, `make_space_for`), the paper's "baseline QUIC".
+    #[default]
+    Head,
+    /// Drop the new datagram (a variant; priolab's behaviour before issue 10).
+    Tail,
+}
+
+impl FifoDrop {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FifoDrop::Head => "head",
+            FifoDrop::Tail => "tail",
+        }
+    }
+}
+
 /// One row of a head-movement trace: time since the trace start and a 3DoF orientation
 /// (intrinsic yaw, pitch, roll in radians).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,6 +104,11 @@ pub struct Config {
     pub prio: bool,
     /// B: capacity of the virtual sender buffer over all channels, bytes.
     pub buffer_bytes: usize,
+    /// Overflow policy of the single FIFO when `prio` is false (ignored when it is true).
+    pub fifo_drop: FifoDrop,
+    /// Encode + render + decode time, modelled at the streamer: a frame rendered at its tick
+    /// enters the channels this much later (SPEC-rise.md: default 0). Microseconds.
+    pub processing_delay_us: u64,
     /// Frame deadline: if the oldest unacked video datagram was first sent longer ago than
     /// this, all pending video is dropped and the next frame is a key frame. Microseconds.
     pub deadline_us: u64,
@@ -109,6 +134,8 @@ impl Default for Config {
             tracking: TrackingSource::Synthetic { speed_deg_s: 60.0 },
             prio: true,
             buffer_bytes: 1 << 20,
+            fifo_drop: FifoDrop::Head,
+            processing_delay_us: 0,
             deadline_us: 1_000_000,
             max_retx: 3,
             max_datagram_bytes: 1200,
@@ -137,6 +164,14 @@ pub const MIN_DATAGRAM_BYTES: usize = crate::wire::VIDEO_HEADER_BYTES + 1;
 
 /// Upper bound of the key frame factor (ringmaster's `MAX_INTRA_BITRATE_PCT` 900 %).
 pub const MAX_KEYFRAME_FACTOR: f64 = 9.0;
+
+/// Largest frame the receiver's decoder takes: ringmaster's decoder rejects frames of
+/// 1,000,000 bytes or more (`MAX_DECODING_BUF` in `src/app/decoder.cc`), so frames are capped
+/// one byte below.
+pub const MAX_FRAME_BYTES: u32 = 999_999;
+
+/// Upper bound of the processing delay (a minute: anything longer is a mistake).
+pub const MAX_PROCESSING_DELAY_US: u64 = 60_000_000;
 
 fn err(key: &'static str, allowed: &str) -> ConfigError {
     ConfigError {
@@ -213,6 +248,9 @@ impl Config {
         if self.deadline_us == 0 {
             return Err(err("deadline_us", "> 0"));
         }
+        if self.processing_delay_us > MAX_PROCESSING_DELAY_US {
+            return Err(err("processing_delay_us", "0..=60000000"));
+        }
         if self.max_datagram_bytes < MIN_DATAGRAM_BYTES {
             return Err(ConfigError {
                 key: "max_datagram_bytes",
@@ -266,6 +304,7 @@ impl Config {
         };
         self.buffer_bytes = self.buffer_bytes.max(1);
         self.deadline_us = self.deadline_us.max(1);
+        self.processing_delay_us = self.processing_delay_us.min(MAX_PROCESSING_DELAY_US);
         self.max_datagram_bytes = self.max_datagram_bytes.max(MIN_DATAGRAM_BYTES);
         self
     }

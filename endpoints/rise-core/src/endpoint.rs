@@ -7,14 +7,14 @@
 //! replayed: only the latest one produces a sample / frame (the synthetic head still moves
 //! through every missed step), and `Counters::late_ticks_skipped` counts the rest.
 
-use crate::config::{Config, FrameType, Role};
+use crate::config::{Config, FifoDrop, FrameType, Role};
 use crate::frames::FrameSizer;
 use crate::freeze::FreezeDetector;
 use crate::receiver::Receiver;
 use crate::sender::{Seq, Unacked, VideoSender};
 use crate::tracking::{Orientation, Tracker};
 use crate::wire::{self, Ack, DecodeError, Message, Tracking, VideoHeader, VIDEO_HEADER_BYTES};
-use priochan::{ChannelId, Datagram, Ingress, Scheduler};
+use priochan::{ChannelId, Datagram, Ingress, Overflow, Scheduler};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -105,6 +105,9 @@ pub struct Counters {
     pub freeze_duration_us: u64,
     /// Frame deadline expirations (each drops pending video and forces a key frame).
     pub deadline_expirations: u64,
+    /// Frames still in processing (see `Config::processing_delay_us`) when the deadline
+    /// expired: dropped before entering the channels (their references were purged).
+    pub frames_dropped_in_processing: u64,
     pub tracking_sent: u64,
     pub tracking_received: u64,
     pub acks_sent: u64,
@@ -175,6 +178,19 @@ impl Datagram for Packet {
     }
 }
 
+/// A frame rendered and encoded, waiting out the processing delay before its fragments enter
+/// the channels.
+#[derive(Debug)]
+struct Processing {
+    ready_us: u64,
+    frame_id: u32,
+    frame_type: FrameType,
+    size: usize,
+    frag_cnt: u16,
+    payload_max: usize,
+    sample: Option<u32>,
+}
+
 /// How many of our own tracking samples are remembered for the MTP lookup (≈ 2 min at 60 Hz).
 const SAMPLE_HISTORY: usize = 8192;
 
@@ -218,6 +234,7 @@ pub struct Endpoint {
     stats: [ChannelCounters; 3],
     counters: Counters,
     max_datagram_bytes: usize,
+    processing: VecDeque<Processing>,
 }
 
 impl Endpoint {
@@ -230,7 +247,11 @@ impl Endpoint {
         let channels = if cfg.prio {
             Kind::ALL.map(|k| sched.add_channel(k.priority()))
         } else {
-            let one = sched.add_channel(1);
+            let overflow = match cfg.fifo_drop {
+                FifoDrop::Head => Overflow::HeadDrop,
+                FifoDrop::Tail => Overflow::TailDrop,
+            };
+            let one = sched.add_channel_with(1, overflow);
             [one; 3]
         };
         let tracker = Tracker::new(&cfg.tracking, cfg.tracking_hz, &mut rng);
@@ -254,6 +275,7 @@ impl Endpoint {
             events: VecDeque::new(),
             stats: [ChannelCounters::default(); 3],
             counters: Counters::default(),
+            processing: VecDeque::new(),
             cfg,
         }
     }
@@ -268,11 +290,11 @@ impl Endpoint {
 
     /// Absolute µs of the next `handle_timeout`.
     pub fn poll_timeout(&self) -> u64 {
-        tick_time(self.start_us, self.tracking_tick, self.cfg.tracking_hz).min(tick_time(
-            self.start_us,
-            self.frame_tick,
-            self.cfg.fps,
-        ))
+        let ticks = tick_time(self.start_us, self.tracking_tick, self.cfg.tracking_hz)
+            .min(tick_time(self.start_us, self.frame_tick, self.cfg.fps));
+        self.processing
+            .front()
+            .map_or(ticks, |f| ticks.min(f.ready_us))
     }
 
     fn clock(&mut self, now_us: u64) -> u64 {
@@ -283,6 +305,7 @@ impl Endpoint {
     /// Tracking ticks, frame ticks (deadline check, then encode).
     pub fn handle_timeout(&mut self, now_us: u64) {
         let now = self.clock(now_us);
+        self.release_processed(now);
         let hz = self.cfg.tracking_hz;
         if tick_time(self.start_us, self.tracking_tick, hz) <= now {
             let last = last_tick(self.start_us, now, hz);
@@ -305,6 +328,15 @@ impl Endpoint {
                 self.expire_deadline();
             }
             self.encode_frame(now);
+            self.release_processed(now);
+        }
+    }
+
+    /// Frames whose processing delay is over enter the channels, oldest first.
+    fn release_processed(&mut self, now: u64) {
+        while self.processing.front().is_some_and(|f| f.ready_us <= now) {
+            let f = self.processing.pop_front().expect("checked non-empty");
+            self.enqueue_frame(&f, now);
         }
     }
 
@@ -356,6 +388,8 @@ impl Endpoint {
         let ch = self.channels[Kind::Video.index()];
         let removed = self.sched.retain(ch, |p| p.kind != Kind::Video);
         self.stats[Kind::Video.index()].purged += removed as u64;
+        self.counters.frames_dropped_in_processing += self.processing.len() as u64;
+        self.processing.clear();
     }
 
     fn payload_max(&self) -> usize {
@@ -384,6 +418,22 @@ impl Endpoint {
             encode_time_us: now,
             tracking_sample_id: sample.map_or(-1, i64::from),
         });
+        let f = Processing {
+            ready_us: now.saturating_add(self.cfg.processing_delay_us),
+            frame_id,
+            frame_type,
+            size,
+            frag_cnt,
+            payload_max,
+            sample,
+        };
+        self.processing.push_back(f);
+    }
+
+    /// Fragments a processed frame into its channel.
+    fn enqueue_frame(&mut self, f: &Processing, now: u64) {
+        let (frame_id, frame_type, sample) = (f.frame_id, f.frame_type, f.sample);
+        let (size, frag_cnt, payload_max) = (f.size, f.frag_cnt, f.payload_max);
         for frag_id in 0..frag_cnt {
             let payload_len = if frag_id + 1 == frag_cnt {
                 size - payload_max * (frag_cnt as usize - 1)

@@ -10,12 +10,16 @@
 //! `σ = frame_size_sigma` and `μ = −σ²/2` (mean 1), so the rate over a window of a second or
 //! more stays at the target.
 //!
+//! Every frame, model or trace, is capped at [`MAX_FRAME_BYTES`] (999,999 bytes: ringmaster's
+//! decoder rejects frames of 1 MB or more), so at 30 Mbit/s and 30 fps a key frame is
+//! 999,999 bytes, not 9 × 125 kB; the debt is the capped key frame's excess.
+//!
 //! Trace replay: `(type, size)` rows in a loop. Trace key frames are sent as key frames; a key
 //! frame forced by the protocol (first frame, deadline) takes the size of the next trace row
 //! or, if that row is a delta, the mean trace key-frame size (or `factor ×` the mean trace size
 //! if the trace has no key frames).
 
-use crate::config::{Config, FrameType};
+use crate::config::{Config, FrameType, MAX_FRAME_BYTES};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, LogNormal};
@@ -62,7 +66,7 @@ impl FrameSizer {
             Trace {
                 rows: rows.clone(),
                 next: 0,
-                forced_key_bytes: forced.round().clamp(1.0, u32::MAX as f64) as u32,
+                forced_key_bytes: forced.round().clamp(1.0, MAX_FRAME_BYTES as f64) as u32,
             }
         });
         FrameSizer {
@@ -88,11 +92,11 @@ impl FrameSizer {
             t.next = (t.next + 1) % t.rows.len();
             return match (force_key, ty) {
                 (true, FrameType::Delta) => (FrameType::Key, t.forced_key_bytes),
-                _ => (ty, size.max(1)),
+                _ => (ty, size.clamp(1, MAX_FRAME_BYTES)),
             };
         }
         if force_key {
-            let size = self.keyframe_factor * self.mean_bytes;
+            let size = (self.keyframe_factor * self.mean_bytes).min(MAX_FRAME_BYTES as f64);
             let cap = self.payback_frames * self.mean_bytes * (1.0 - MIN_DELTA_FRACTION);
             self.debt_bytes = (self.debt_bytes + size - self.mean_bytes).min(cap);
             self.pay_per_frame_bytes = self.debt_bytes / self.payback_frames;
@@ -122,7 +126,7 @@ impl FrameSizer {
 
 fn to_bytes(x: f64) -> u32 {
     if x.is_finite() {
-        x.round().clamp(1.0, u32::MAX as f64) as u32
+        x.round().clamp(1.0, MAX_FRAME_BYTES as f64) as u32
     } else {
         1
     }
@@ -165,6 +169,40 @@ mod tests {
         assert!(d < 100_000);
         let (_, d) = s.next_frame(false, &mut rng);
         assert_eq!(d, 100_000, "debt paid: back to the mean");
+    }
+
+    #[test]
+    fn key_frames_are_capped_below_one_megabyte() {
+        // 30 Mbit/s at 30 fps: 9 × 125 kB = 1.125 MB, above ringmaster's decoder limit
+        let c = Config {
+            video_bitrate_bps: 30_000_000,
+            fps: 30,
+            frame_size_sigma: 3.0,
+            ..Config::default()
+        };
+        let mut s = FrameSizer::new(&c);
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        assert_eq!(
+            s.next_frame(true, &mut rng),
+            (FrameType::Key, MAX_FRAME_BYTES)
+        );
+        // a wide lognormal spread never produces a frame the decoder would reject
+        let max = (0..3000).map(|_| s.next_frame(false, &mut rng).1).max();
+        assert_eq!(max, Some(MAX_FRAME_BYTES));
+        // below the cap the factor is kept exactly
+        let c = Config {
+            video_bitrate_bps: 8_000_000,
+            ..c
+        };
+        let mut s = FrameSizer::new(&c);
+        assert_eq!(s.next_frame(true, &mut rng).1, 300_000);
+        // trace frames are capped too
+        let c = Config {
+            frame_trace: Some(vec![(FrameType::Key, 2_000_000)]),
+            ..c
+        };
+        let mut s = FrameSizer::new(&c);
+        assert_eq!(s.next_frame(false, &mut rng).1, MAX_FRAME_BYTES);
     }
 
     #[test]

@@ -18,7 +18,9 @@ pub mod sim;
 pub mod tracking;
 pub mod wire;
 
-pub use config::{Config, ConfigError, FrameType, Role, TrackingRow, TrackingSource};
+pub use config::{
+    Config, ConfigError, FifoDrop, FrameType, Role, TrackingRow, TrackingSource, MAX_FRAME_BYTES,
+};
 pub use endpoint::{ChannelCounters, Counters, Endpoint, Event, Kind, Transmit};
 pub use tracking::Orientation;
 pub use wire::DecodeError;

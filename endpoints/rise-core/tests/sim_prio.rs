@@ -4,16 +4,26 @@ mod common;
 
 use common::*;
 use rise_core::sim::Sim;
-use rise_core::{Config, Role};
+use rise_core::{Config, FifoDrop, Role};
 
 /// Guest uplink 4 Mbit/s carrying 3.4 Mbit/s of bursty video (σ = 0.5) plus tracking and the
 /// ACKs of the Host's video; downlink 50 Mbit/s. Returns the Host-observed tracking delays
 /// (ms) and the Guest's tracking channel counters.
 fn constrained(prio: bool, buffer_bytes: usize, video_bps: u64) -> (Vec<f64>, Sim) {
+    constrained_fifo(prio, FifoDrop::Head, buffer_bytes, video_bps)
+}
+
+fn constrained_fifo(
+    prio: bool,
+    fifo_drop: FifoDrop,
+    buffer_bytes: usize,
+    video_bps: u64,
+) -> (Vec<f64>, Sim) {
     let base = |role, seed| Config {
         video_bitrate_bps: video_bps,
         frame_size_sigma: 0.5,
         prio,
+        fifo_drop,
         buffer_bytes,
         ..cfg(role, seed)
     };
@@ -44,7 +54,7 @@ fn with_a_full_buffer_prio_sacrifices_acks_never_tracking() {
     // video above the uplink rate and a small B: the buffer overflows
     let b = 30_000;
     let (_, on) = constrained(true, b, 5_000_000);
-    let (_, off) = constrained(false, b, 5_000_000);
+    let (_, off) = constrained_fifo(false, FifoDrop::Tail, b, 5_000_000);
     let t_on = on.guest.channel_stats()[0].1;
     let t_off = off.guest.channel_stats()[0].1;
     let v_on = on.guest.channel_stats()[1].1;
@@ -55,11 +65,40 @@ fn with_a_full_buffer_prio_sacrifices_acks_never_tracking() {
     assert_eq!(t_on.dropped_ingress + t_on.evicted, 0, "{t_on:?}");
     // tracking (37 B) nearly always fits the gap a full FIFO leaves, so it is not dropped
     // there either; what differs is who pays: with prio on, queued ACKs are evicted to make
-    // room for video; one FIFO never evicts
+    // room for video; one tail-drop FIFO never evicts
     assert_eq!(t_off.evicted, 0);
     let a_on = on.guest.channel_stats()[2].1;
     let a_off = off.guest.channel_stats()[2].1;
     assert!(a_on.evicted > 0, "{a_on:?}");
     assert_eq!(a_off.evicted, 0, "{a_off:?}");
     assert!(on.guest.pending_bytes() <= b && off.guest.pending_bytes() <= b);
+}
+
+#[test]
+fn head_drop_fifo_evicts_the_oldest_of_every_kind() {
+    // the same overload with vanilla quinn's buffer (head drop, the default w/o Pri): the
+    // FIFO gives up its oldest datagrams, whatever their kind, so tracking and ACKs that reach
+    // the head of a full FIFO are lost (SPEC-rise.md), and nothing is dropped at ingress
+    let b = 30_000;
+    let (_, head) = constrained_fifo(false, FifoDrop::Head, b, 5_000_000);
+    let st: Vec<_> = head
+        .guest
+        .channel_stats()
+        .into_iter()
+        .map(|x| x.1)
+        .collect();
+    let evicted: u64 = st.iter().map(|c| c.evicted).sum();
+    let dropped: u64 = st.iter().map(|c| c.dropped_ingress).sum();
+    eprintln!("head-drop FIFO, Guest: {st:?}");
+    assert!(
+        evicted > 0 && dropped == 0,
+        "evicted {evicted} dropped {dropped}"
+    );
+    assert!(
+        st[0].evicted > 0,
+        "tracking evicted at the head: {:?}",
+        st[0]
+    );
+    assert!(st[2].evicted > 0, "acks evicted at the head: {:?}", st[2]);
+    assert!(head.guest.pending_bytes() <= b);
 }

@@ -321,3 +321,36 @@ fn the_deadline_drops_pending_video_and_forces_a_key_frame() {
     assert!(video.purged > 0, "pending video dropped: {video:?}");
     assert!(c.key_frames >= 2);
 }
+
+#[test]
+fn processing_delay_shifts_mtp_by_its_value() {
+    // the streamer's encode + render + decode time: every displayed frame's MTP grows by it
+    let with = |delay_us: u64| {
+        let c = |role, seed| rise_core::Config {
+            processing_delay_us: delay_us,
+            ..cfg(role, seed)
+        };
+        let s = run(
+            c(Role::Host, 1),
+            c(Role::Guest, 2),
+            clean_path(5_000),
+            3 * SEC,
+        );
+        (mtps_ms(&s.guest_events), displayed(&s.guest_events).len())
+    };
+    let (m0, n0) = with(0);
+    let (m40, n40) = with(40_000);
+    let shift = quantile(&m40, 0.5) - quantile(&m0, 0.5);
+    eprintln!(
+        "median MTP {:.2} → {:.2} ms",
+        quantile(&m0, 0.5),
+        quantile(&m40, 0.5)
+    );
+    assert!(
+        (shift - 40.0).abs() < 2.0,
+        "median MTP shifted by {shift} ms, not 40"
+    );
+    assert!((quantile(&m40, 0.1) - quantile(&m0, 0.1) - 40.0).abs() < 2.0);
+    // the same frames are shown (the last 40 ms of frames are still in processing at the end)
+    assert!(n40 + 2 >= n0 && n40 <= n0, "{n0} vs {n40}");
+}

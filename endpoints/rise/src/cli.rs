@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
-use rise_core::{Config, FrameType, Role, TrackingRow, TrackingSource};
+use rise_core::{Config, FifoDrop, FrameType, Role, TrackingRow, TrackingSource};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
@@ -18,6 +18,12 @@ pub enum RoleArg {
 pub enum OnOff {
     On,
     Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FifoDropArg {
+    Head,
+    Tail,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,6 +91,13 @@ pub struct Args {
     pub prio: OnOff,
     #[arg(long, default_value_t = 1_048_576)]
     pub buffer_bytes: usize,
+    /// With --prio off: what the one FIFO drops when full. head = the oldest datagrams, as
+    /// vanilla quinn's datagram send buffer (the paper's baseline QUIC); tail = the new one.
+    #[arg(long, value_enum, default_value_t = FifoDropArg::Head)]
+    pub fifo_drop: FifoDropArg,
+    /// Encode + render + decode time added by the streamer before a frame enters the channels.
+    #[arg(long, default_value_t = 0.0)]
+    pub processing_delay_ms: f64,
     #[arg(long, default_value_t = 1500)]
     pub quinn_datagram_buffer_bytes: usize,
     #[arg(long, value_enum, default_value_t = Cc::Cubic)]
@@ -131,6 +144,14 @@ impl Args {
         if self.deadline_ms == 0 {
             bail!("--deadline-ms 0: allowed >= 1");
         }
+        if !(self.processing_delay_ms.is_finite()
+            && (0.0..=60_000.0).contains(&self.processing_delay_ms))
+        {
+            bail!(
+                "--processing-delay-ms {}: allowed a number in 0..=60000",
+                self.processing_delay_ms
+            );
+        }
         Ok(())
     }
 
@@ -160,6 +181,11 @@ impl Args {
             tracking,
             prio: self.prio == OnOff::On,
             buffer_bytes: self.buffer_bytes,
+            fifo_drop: match self.fifo_drop {
+                FifoDropArg::Head => FifoDrop::Head,
+                FifoDropArg::Tail => FifoDrop::Tail,
+            },
+            processing_delay_us: (self.processing_delay_ms * 1000.0).round() as u64,
             deadline_us: self.deadline_ms * 1000,
             max_retx: self.max_retx,
             max_datagram_bytes: 1200,
@@ -278,6 +304,15 @@ pub fn read_tracking_trace(path: &Path) -> Result<Vec<TrackingRow>> {
 }
 
 impl Args {
+    /// What the sender buffer B is: `prio` (the channels), or the one FIFO and its drop policy.
+    pub fn buffer_scheme(&self) -> &'static str {
+        match (self.prio, self.fifo_drop) {
+            (OnOff::On, _) => "prio",
+            (OnOff::Off, FifoDropArg::Head) => "fifo-head-drop",
+            (OnOff::Off, FifoDropArg::Tail) => "fifo-tail-drop",
+        }
+    }
+
     pub fn role_str(&self) -> &'static str {
         match self.role {
             RoleArg::Host => "host",

@@ -46,6 +46,7 @@ pub struct Logs {
     tracking_received: Csv,
     channels: Csv,
     path_stats: Csv,
+    sender: Csv,
 }
 
 impl Logs {
@@ -81,6 +82,11 @@ impl Logs {
                 dir,
                 "path_stats.csv",
                 "time_us,rtt_ms,cwnd_bytes,lost_packets,sent_packets,bytes_sent,bytes_received,congestion_events",
+            )?,
+            sender: Csv::create(
+                dir,
+                "sender.csv",
+                "time_us,queued_bytes,queued_bytes_max,limited_us",
             )?,
         })
     }
@@ -160,6 +166,13 @@ impl Logs {
         ))
     }
 
+    pub fn sender(&mut self, s: &crate::regime::SenderSample) -> Result<()> {
+        self.sender.line(&format!(
+            "{},{},{},{}",
+            s.time_us, s.queued_bytes, s.queued_bytes_max, s.limited_us
+        ))
+    }
+
     pub fn flush(&mut self) -> Result<()> {
         for c in [
             &mut self.frames_sent,
@@ -168,6 +181,7 @@ impl Logs {
             &mut self.tracking_received,
             &mut self.channels,
             &mut self.path_stats,
+            &mut self.sender,
         ] {
             c.flush()?;
         }

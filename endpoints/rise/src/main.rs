@@ -4,6 +4,7 @@
 mod cli;
 mod connect;
 mod logs;
+mod regime;
 mod session;
 mod transport;
 mod wait;

@@ -20,6 +20,7 @@ use tokio::time::{interval, sleep_until, Instant, MissedTickBehavior};
 
 use crate::cli::Args;
 use crate::logs::{JsonObject, Logs, PathSample};
+use crate::regime::Regime;
 use crate::transport::{CLOSE_DONE, CLOSE_ERROR, CLOSE_SIGNAL};
 use crate::wait::WaitMeter;
 
@@ -189,6 +190,7 @@ pub async fn run(
     chan_tick.tick().await; // the first tick is immediate; rows from t = 1 s on
     let mut meter_tick = interval(Duration::from_millis(1));
     meter_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut regime = Regime::default();
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sigint = signal(SignalKind::interrupt())?;
 
@@ -197,6 +199,7 @@ pub async fn run(
             conn.close(CLOSE_ERROR, b"error");
             return Err(e);
         }
+        regime.observe(now_us(), feeder.waiting.is_some(), core.pending_bytes());
         while let Some(ev) = core.poll_event() {
             logs.event(&ev)?;
         }
@@ -224,7 +227,11 @@ pub async fn run(
                 }
             }
             _ = sleep_until(wake) => {}
-            _ = path_tick.tick() => logs.path(now_us(), &PathSample::from_quinn(conn))?,
+            _ = path_tick.tick() => {
+                let now = now_us();
+                logs.path(now, &PathSample::from_quinn(conn))?;
+                logs.sender(&regime.sample(now, core.pending_bytes()))?;
+            }
             _ = chan_tick.tick() => {
                 logs.channels(now_us(), &core.channel_stats())?;
                 logs.flush()?;
@@ -250,10 +257,11 @@ pub async fn run(
     let now = now_us();
     logs.channels(now, &core.channel_stats())?;
     logs.path(now, &PathSample::from_quinn(conn))?;
+    logs.sender(&regime.sample(now, core.pending_bytes()))?;
     logs.flush()?;
 
     let frames = conn.stats().frame_tx.datagram;
-    let summary = summary(args, &core, &feeder, &end, start_us, now, frames);
+    let summary = summary(args, &core, &feeder, &regime, &end, (start_us, now), frames);
     crate::logs::write_atomically(&args.log_dir.join("summary.json"), &summary)?;
     Ok(RunResult { end })
 }
@@ -262,13 +270,15 @@ fn summary(
     args: &Args,
     core: &Endpoint,
     feeder: &Feeder<'_>,
+    regime: &Regime,
     end: &End,
-    start_us: u64,
-    end_us: u64,
+    (start_us, end_us): (u64, u64),
     quinn_datagram_frames: u64,
 ) -> String {
     let c = core.counters();
     let w = feeder.meter.summary();
+    let r = regime.summary();
+    let span_us = end_us.saturating_sub(start_us).max(1);
     let mut cfg = JsonObject::default();
     cfg.str("role", core.role().as_str())
         .float("duration_s", args.duration_s)
@@ -288,6 +298,9 @@ fn summary(
             args.tracking_trace.as_ref().and_then(|p| p.to_str()),
         )
         .bool("prio", core.config().prio)
+        .str("fifo_drop", core.config().fifo_drop.as_str())
+        .str("buffer_scheme", args.buffer_scheme())
+        .float("processing_delay_ms", args.processing_delay_ms)
         .num("buffer_bytes", args.buffer_bytes)
         .num(
             "quinn_datagram_buffer_bytes",
@@ -317,6 +330,19 @@ fn summary(
         .num("freezes", c.freezes)
         .num("freeze_duration_us", c.freeze_duration_us)
         .num("deadline_expirations", c.deadline_expirations)
+        .num(
+            "frames_dropped_in_processing",
+            c.frames_dropped_in_processing,
+        )
+        .str("buffer_scheme", args.buffer_scheme())
+        .num("transport_limited_us", r.limited_us)
+        .float(
+            "transport_limited_pct",
+            100.0 * r.limited_us as f64 / span_us as f64,
+        )
+        .num("buffer_queued_bytes_p50", r.queued_p50)
+        .num("buffer_queued_bytes_p90", r.queued_p90)
+        .num("buffer_queued_bytes_max", r.queued_max)
         .num("tracking_sent", c.tracking_sent)
         .num("tracking_received", c.tracking_received)
         .num("acks_sent", c.acks_sent)

@@ -44,6 +44,8 @@ fn host_and_guest_stream_and_log() {
     let mut h = vec!["--role", "host", "--bind", &bind, "--duration-s", "3"];
     let cert_s = cert.to_str().unwrap();
     h.extend(["--cert-out", cert_s, "--log-dir", hl.to_str().unwrap()]);
+    // the host runs the baseline (one FIFO, vanilla quinn's head drop by default)
+    h.extend(["--prio", "off"]);
     h.extend(COMMON);
     let host = spawn(&h);
     let mut g = vec!["--role", "guest", "--connect", &bind, "--duration-s", "3"];
@@ -94,6 +96,22 @@ fn host_and_guest_stream_and_log() {
             "{summary}"
         );
         assert!(summary.contains("\"quinn_wait_us_p99\""), "{summary}");
+        let scheme = if side == "host" {
+            "fifo-head-drop"
+        } else {
+            "prio"
+        };
+        assert!(
+            summary.contains(&format!("\"buffer_scheme\": \"{scheme}\"")),
+            "{summary}"
+        );
+        assert!(summary.contains("\"transport_limited_pct\""), "{summary}");
+        let sender = rows(&logs.join("sender.csv"));
+        assert_eq!(
+            sender[0],
+            "time_us,queued_bytes,queued_bytes_max,limited_us"
+        );
+        assert!(sender.len() > 20, "{side}: {} sender rows", sender.len());
         assert!(
             summary.contains("\"exit_reason\": \"duration\"")
                 || summary.contains("\"exit_reason\": \"peer_closed\""),
