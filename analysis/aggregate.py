@@ -38,7 +38,36 @@ SUMMARY_COLUMNS = [
 ]  # fmt: skip
 SCHEME_ORDER = ["nopri", "pri-d", "pri-u", "pri"]
 REFERENCE = "pri"
-WORKLOAD_COLUMNS = ["video_bitrate_mbps", "fps", "tracking_speed_deg_s", "prio_guest", "prio_host"]
+WORKLOAD_COLUMNS = [
+    "video_bitrate_mbps", "fps", "tracking_speed_deg_s", "prio_guest", "prio_host", "fifo_drop",
+    "processing_delay_ms", "warmup_s", "buffer_bytes",
+]  # fmt: skip
+
+
+def buffer_scheme(workload: dict[str, object], endpoint: str) -> str:
+    """What an endpoint's sender buffer B was: `prio` (the channels) or the single FIFO with
+    its drop policy. Runs before issue 10 have no fifo_drop: their FIFO dropped the tail."""
+    if workload.get(f"prio_{endpoint}", True):
+        return "prio"
+    return f"fifo-{workload.get('fifo_drop', 'tail')}-drop"
+
+
+def scheme_description(runs: list[Run]) -> list[str]:
+    """One line per scheme: what ran at the Guest and the Host (from each run's metadata) and
+    the warm-up excluded, so a table never hides which baseline it compares against."""
+    seen: dict[str, set[str]] = {}
+    for r in runs:
+        g, h = buffer_scheme(r.workload, "guest"), buffer_scheme(r.workload, "host")
+        w = r.workload.get("warmup_s")
+        warm = f"warm-up {w:g} s" if isinstance(w, int | float) else "warm-up default"
+        pd_ms = r.workload.get("processing_delay_ms") or 0
+        seen.setdefault(r.scheme, set()).add(
+            f"Guest {g}, Host {h}, {warm}, processing delay {pd_ms:g} ms"
+        )
+    return [
+        f"- {s}: {'; '.join(sorted(v))}"
+        for s, v in sorted(seen.items(), key=lambda x: scheme_key(x[0]))
+    ]
 
 
 def scheme_key(s: str) -> tuple[int, str]:
@@ -151,7 +180,15 @@ def markdown(
         f"Value = mean over valid runs; [low, high] = 95 % percentile bootstrap CI over runs "
         f"({N_RESAMPLES} resamples, seed {SEED}; one run: low = high = value); "
         "(n) = runs with a value. Guest's perspective unless the metric ends in _host. "
-        "— = no data.",
+        "— = no data. Percentiles, freezes, stalls and displayed fps exclude each run's "
+        "warm-up; a stall is a display gap ≥ max(3/fps, 1/fps + 150 ms), including the gap "
+        "from the last display to the end of the run (analysis/README.md).",
+        "",
+        "What ran (sender buffer B per endpoint: prio = priority channels; fifo-head-drop = "
+        "one FIFO dropping its oldest datagram when full, as vanilla quinn; fifo-tail-drop = "
+        "one FIFO dropping the new datagram):",
+        "",
+        *scheme_description(runs),
         "",
     ]
     for setting, g in summary.groupby("setting", sort=False):

@@ -32,8 +32,10 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from analysis.aggregate import SCHEME_ORDER, aggregate, scheme_key  # noqa: E402
+from analysis.aggregate import SCHEME_ORDER, aggregate, buffer_scheme, scheme_key  # noqa: E402
 from analysis.logs import AnalysisError  # noqa: E402
+from analysis.metrics import read_metrics  # noqa: E402
+from analysis.stalls import Window, stall_spans_us, stalls  # noqa: E402
 from analysis.stats import bootstrap_ci  # noqa: E402
 from analysis.tables import TABLES_DIR, load_tables  # noqa: E402
 
@@ -49,7 +51,17 @@ METRIC_LABELS = {
     "mismatch_median_deg": "median position mismatch (°)",
     "mismatch_p95_deg": "p95 position mismatch (°)",
     "goodput_down_mbps": "Host→Guest goodput (Mbit/s)",
+    "stall_pct": "stall time (% of the run after warm-up)",
+    "displayed_fps": "displayed frames per second",
 }
+# shown wherever freezes are: the freeze rate cannot see a stream that stops displaying
+QUALITY = ["freeze_rate_pct", "stall_pct", "displayed_fps"]
+QUALITY_NOTE = (
+    "Freeze rate: libwebrtc's rule over intervals between displayed frames, per displayed "
+    "frame; it cannot see a stream that stops, so stall time (display gaps ≥ max(3/fps, "
+    "1/fps + 150 ms) including the gap from the last display to the end of the run, % of the "
+    "run after its warm-up) and displayed frames per second stand beside it. "
+)
 
 
 def _palette(schemes: list[str]) -> dict[str, tuple[float, float, float]]:
@@ -150,7 +162,9 @@ def _ci_bars(ax: plt.Axes, rows: pd.DataFrame, groups: list[str], group_col: str
 # ------------------------------------------------------------------ figures
 
 
-def fig_transport(summary: pd.DataFrame, frames: pd.DataFrame, out: Path) -> list[str]:
+def fig_transport(
+    summary: pd.DataFrame, frames: pd.DataFrame, out: Path, what_ran: str = ""
+) -> list[str]:
     schemes = [s for s in ("nopri", "pri") if s in set(summary["scheme"])]
     if len(schemes) < 2:
         return ["transport_*: needs both nopri and pri runs"]
@@ -167,17 +181,18 @@ def fig_transport(summary: pd.DataFrame, frames: pd.DataFrame, out: Path) -> lis
          "MTP latency CDF at the Guest (display time − generation time of the Guest's tracking "
          "sample the frame was rendered from), w/o Pri (nopri) vs w/ Pri (pri), per setting; "
          "frames of all valid runs pooled (paper Fig. 5). " + " | ".join(notes))  # fmt: skip
-    rows = summary[(summary["metric"] == "freeze_rate_pct") & summary["scheme"].isin(schemes)]
-    fig, axes = _grid(1, 1, w=max(4.2, 1.6 * len(settings)))
-    _ci_bars(axes[0][0], rows, settings, "setting", schemes, "scheme", pal, label,
-             METRIC_LABELS["freeze_rate_pct"])  # fmt: skip
+    fig, axes = _grid(1, len(QUALITY), w=max(4.2, 1.6 * len(settings)))
+    for ax, m in zip(axes[0], QUALITY, strict=True):
+        rows = summary[(summary["metric"] == m) & summary["scheme"].isin(schemes)]
+        _ci_bars(ax, rows, settings, "setting", schemes, "scheme", pal, label, METRIC_LABELS[m])
     save(
         fig,
         out,
         "transport_freeze",
         "Freeze frame rate at the Guest (libwebrtc rule: interval ≥ max(3·avg, avg+150 ms), "
-        "avg over the last 30 intervals), freezes per displayed frame in %, per setting, "
-        "w/o Pri vs w/ Pri: mean over runs with 95 % bootstrap CI; n = valid runs (Fig. 5).",
+        "avg over the last 30 intervals), freezes per displayed frame in %, stall time and "
+        "displayed fps, per setting, w/o Pri vs w/ Pri: mean over runs with 95 % bootstrap "
+        "CI; n = valid runs (Fig. 5). " + QUALITY_NOTE + what_ran,
     )
     return []
 
@@ -208,13 +223,15 @@ def fig_mismatch(frames: pd.DataFrame, out: Path) -> list[str]:
     return []
 
 
-def fig_ablation(summary: pd.DataFrame, frames: pd.DataFrame, out: Path) -> list[str]:
+def fig_ablation(
+    summary: pd.DataFrame, frames: pd.DataFrame, out: Path, what_ran: str = ""
+) -> list[str]:
     schemes = [s for s in SCHEME_ORDER if s in set(summary["scheme"])]
     if not {"pri-u", "pri-d"} & set(schemes):
         return ["ablation: needs pri-u or pri-d runs"]
     settings = list(dict.fromkeys(summary["setting"]))
     pal = _palette(schemes)
-    fig, axes = _grid(len(settings), 3)
+    fig, axes = _grid(len(settings), 2 + len(QUALITY))
     mtp = ["mtp_median_ms", "mtp_p95_ms", "mtp_p99_ms"]
     for i, st in enumerate(settings):
         _ecdf_panel(axes[i][0], frames[frames["setting_label"] == st], "mtp_ms", schemes, pal,
@@ -223,19 +240,21 @@ def fig_ablation(summary: pd.DataFrame, frames: pd.DataFrame, out: Path) -> list
         _ci_bars(axes[i][1], rows, mtp, "metric", schemes, "scheme", pal, label,
                  "MTP latency (ms)")  # fmt: skip
         axes[i][1].set_xticklabels(["median", "p95", "p99"])
-        rows = summary[(summary["setting"] == st) & (summary["metric"] == "freeze_rate_pct")]
-        _ci_bars(axes[i][2], rows, ["freeze_rate_pct"], "metric", schemes, "scheme", pal,
-                 label, METRIC_LABELS["freeze_rate_pct"])  # fmt: skip
-        axes[i][2].set_xticklabels([""])
+        for j, m in enumerate(QUALITY):
+            rows = summary[(summary["setting"] == st) & (summary["metric"] == m)]
+            _ci_bars(axes[i][2 + j], rows, [m], "metric", schemes, "scheme", pal, label,
+                     METRIC_LABELS[m])  # fmt: skip
+            axes[i][2 + j].set_xticklabels([""])
         for ax in axes[i]:
             ax.set_title(st, fontsize=9)
     save(
         fig,
         out,
         "ablation",
-        "Directional ablation: MTP latency CDF (frames of all valid runs pooled) and freeze "
-        "rate (mean over runs, 95 % bootstrap CI, n = valid runs) at the Guest for w/o Pri, "
-        "Pri-D (Host only), Pri-U (Guest only) and w/ Pri (paper Fig. 8).",
+        "Directional ablation: MTP latency CDF (frames of all valid runs pooled), freeze "
+        "rate, stall time and displayed fps (mean over runs, 95 % bootstrap CI, n = valid "
+        "runs) at the Guest for w/o Pri, Pri-D (Host only), Pri-U (Guest only) and w/ Pri "
+        "(paper Fig. 8). " + QUALITY_NOTE + what_ran,
     )
     return []
 
@@ -276,7 +295,7 @@ def fig_retx_keyframe(summary: pd.DataFrame, out: Path) -> list[str]:
 def fig_bitrate(runs: pd.DataFrame, out: Path) -> list[str]:
     if "video_bitrate_mbps" not in runs or runs["video_bitrate_mbps"].nunique() < 2:
         return ["bitrate_sweep: fewer than two video bitrates"]
-    metrics = ["mtp_median_ms", "mtp_p95_ms", "freeze_rate_pct"]
+    metrics = ["mtp_median_ms", "mtp_p95_ms", *QUALITY]
     schemes = sorted(runs["scheme"].unique(), key=scheme_key)
     speeds = list(dict.fromkeys(runs["speed"]))
     pal = _palette(schemes)
@@ -313,7 +332,8 @@ def fig_bitrate(runs: pd.DataFrame, out: Path) -> list[str]:
         "bitrate_sweep",
         "Effective range: Guest metrics vs the video bitrate of both streams (from each run's "
         "metadata), w/ and w/o Pri: mean over runs with 95 % bootstrap CI "
-        "(analysis.stats.bootstrap_ci; n runs per point in the legend) (paper Fig. 10).",
+        "(analysis.stats.bootstrap_ci; n runs per point in the legend) (paper Fig. 10). "
+        + QUALITY_NOTE,
     )
     return []
 
@@ -329,6 +349,22 @@ def _pick_run(runs: pd.DataFrame, scheme: str) -> pd.Series | None:
         return None
     first = g["setting_label"].iloc[0]
     return g[g["setting_label"] == first].sort_values("rep", key=lambda s: s.astype(int)).iloc[0]
+
+
+def _stall_spans(run_dir: Path, gf: pd.DataFrame, r: pd.Series) -> tuple[np.ndarray, str]:
+    """The run's stall gaps (µs) and a one-line note, from metrics.json's recorded window."""
+    info = (read_metrics(run_dir) or {}).get("analysis") or {}
+    win = (info.get("windows_us") or {}).get("guest")
+    if not win:
+        return np.zeros((0, 2)), ""
+    w = Window(*(int(x) for x in win))
+    fps = float(info.get("stall_fps") or 30.0)
+    t = gf["display_time_us"].to_numpy(np.int64) if len(gf) else np.zeros(0, np.int64)
+    st = stalls(t, w, fps)
+    note = (f"after {info.get('warmup_s', 0):g} s warm-up: {st['displayed_fps']:.1f} displayed "
+            f"fps, stalled {st['stall_pct']:.1f} % of the time, longest gap "
+            f"{st['longest_gap_s']:.2f} s")  # fmt: skip
+    return stall_spans_us(t, w, fps), note
 
 
 def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
@@ -379,6 +415,12 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
         else:
             axes[1].text(0.5, 0.5, "no linkem stats in this run (tc backend or file missing)",
                          ha="center", va="center", transform=axes[1].transAxes)  # fmt: skip
+        spans, fps_txt = _stall_spans(run_dir, gf, r)
+        for k, (a, b) in enumerate(spans):
+            axes[2].axvspan((a - t0) / 1e6, (b - t0) / 1e6, color="orange", alpha=0.3,
+                            label="stall (no display)" if k == 0 else None)  # fmt: skip
+        if fps_txt:
+            axes[2].set_title(fps_txt, fontsize=8)
         if len(gf):
             x = (gf["display_time_us"].to_numpy() - t0) / 1e6
             axes[2].plot(x, gf["mtp_ms"], ".", ms=2, label="displayed frame")
@@ -386,6 +428,7 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
             if fz.any():
                 axes[2].plot(x[fz], gf["mtp_ms"].to_numpy()[fz], "x", color="red",
                              label="frame ending a freeze")  # fmt: skip
+        if len(gf) or len(spans):
             axes[2].legend(fontsize=7)
         axes[2].set_ylabel("MTP latency at the Guest (ms)")
         axes[2].set_xlabel("time (s)")
@@ -397,9 +440,24 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
              "emulator's departures (1 s bins); bottleneck queue occupancy sampled once per "
              "second by linkem (its own time axis, not aligned to the endpoints' clock; "
              "sub-second microbursts show only in the 100 ms path-stats rate); MTP latency "
-             "of every frame displayed at the Guest, frames ending a freeze marked. "
+             "of every frame displayed at the Guest, frames ending a freeze marked, stalls "
+             "(display gaps ≥ max(3/fps, 1/fps + 150 ms), including the one up to the end of "
+             "the run) shaded, displayed fps and stall share after the warm-up above. "
              "Time (s) is from the first endpoint sample of the run.")  # fmt: skip
     return notes
+
+
+def what_ran(runs: pd.DataFrame) -> str:
+    """Which sender buffer each scheme ran (from runs.csv's workload columns)."""
+    parts = []
+    for scheme, g in runs.groupby("scheme", sort=False):
+        kinds = set()
+        for _, r in g.iterrows():
+            wl = {k: r[k] for k in ("prio_guest", "prio_host", "fifo_drop") if k in r
+                  and not (isinstance(r[k], float) and math.isnan(r[k]))}  # fmt: skip
+            kinds.add(f"Guest {buffer_scheme(wl, 'guest')}, Host {buffer_scheme(wl, 'host')}")
+        parts.append(f"{scheme}: {'; '.join(sorted(kinds))}")
+    return "Sender buffers: " + " | ".join(parts) + "." if parts else ""
 
 
 def make_figures(scenario_dir: Path) -> tuple[list[Path], list[str]]:
@@ -416,9 +474,10 @@ def make_figures(scenario_dir: Path) -> tuple[list[Path], list[str]]:
     sns.set_theme(style="whitegrid", context="paper")
     frames = load_frames(runs)
     skipped: list[str] = []
-    skipped += fig_transport(summary, frames, out)
+    what = what_ran(runs)
+    skipped += fig_transport(summary, frames, out, what)
     skipped += fig_mismatch(frames, out)
-    skipped += fig_ablation(summary, frames, out)
+    skipped += fig_ablation(summary, frames, out, what)
     skipped += fig_retx_keyframe(summary, out)
     skipped += fig_bitrate(runs, out)
     skipped += fig_timeseries(runs, out)

@@ -69,6 +69,13 @@ CSV_SCHEMAS: dict[str, dict[str, str]] = {
         "bytes_received": "int64",
         "congestion_events": "int64",
     },
+    # added with issue 10; absent in older runs (reads as an empty table)
+    "sender.csv": {
+        "time_us": "int64",
+        "queued_bytes": "int64",
+        "queued_bytes_max": "int64",
+        "limited_us": "int64",
+    },
 }
 
 ALLOWED_VALUES: dict[tuple[str, str], set[str]] = {

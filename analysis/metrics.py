@@ -21,6 +21,15 @@ import pandas as pd
 
 from analysis.freeze import detect_freezes
 from analysis.logs import ENDPOINTS, AnalysisError, read_json, read_metadata
+from analysis.regime import (
+    DIRECTIONS,
+    cwnd_metrics,
+    sender_metrics,
+    summary_counts,
+    tracking_delays,
+    tracking_metrics,
+)
+from analysis.stalls import Window, stalls, undisplayed
 from analysis.tables import TABLES_DIR, load_tables
 from traces.orientation import euler_to_quat, geodesic_angle
 from traces.tracking import TrackingTrace
@@ -30,13 +39,27 @@ CHANNELS = ("tracking", "video", "ack")
 QUINN_KEYS = ("quinn_wait_us_p50", "quinn_wait_us_p99", "quinn_wait_us_max")
 QUINN_COUNT_KEY = "quinn_waited_datagrams"
 
-# the metrics every run reports (aggregate/figures rely on these names)
+# warm-up excluded when the run's workload does not say (runs before issue 10): the RISE
+# workload's default, priolab/workloads/rise.py DEFAULT_WARMUP_S, where its reason is given
+DEFAULT_WARMUP_S = 3.0
+DEFAULT_FPS = 30.0
+DEFAULT_DEADLINE_MS = 1000.0
+# tracking samples generated this close to the end may be in flight when the run stops
+TRACKING_GUARD_US = 1_000_000
+
+# the metrics every run reports (aggregate/figures rely on these names); stalls and displayed
+# fps stand right beside the freeze rate, which cannot see a stream that stops
 CORE_METRICS = (
     "mtp_median_ms",
     "mtp_p95_ms",
     "mtp_p99_ms",
     "freeze_rate_pct",
     "freeze_duration_s",
+    "stall_pct",
+    "stall_time_s",
+    "longest_gap_s",
+    "displayed_fps",
+    "frames_undisplayed_pct",
     "retx_rate_pct_guest",
     "retx_rate_pct_host",
     "keyframe_rate_pct_guest",
@@ -199,6 +222,37 @@ def quinn_metrics(summary: dict[str, Any] | None, endpoint: str) -> dict[str, fl
     return out
 
 
+def endpoint_window(
+    summary: dict[str, Any] | None,
+    tracking_sent: pd.DataFrame,
+    duration_s: float | None,
+    warmup_s: float,
+) -> Window:
+    """An endpoint's analysed window [start + warm-up, end], µs. start: summary.json's
+    start_time_us, else its first tracking sample (generated at 60 Hz from the start whatever
+    the network does). end: summary.json's end_time_us, else start + the run's duration_s,
+    else its last tracking sample. Never the display times: a stream that stops displaying
+    must not shorten its own window. An empty window if nothing is known."""
+    sm = summary or {}
+    gen = tracking_sent["gen_time_us"].to_numpy(np.int64)
+    start = sm.get("start_time_us")
+    if not isinstance(start, int):
+        start = int(gen.min()) if len(gen) else None
+    if start is None:
+        return Window(0, 0, 0)
+    end = sm.get("end_time_us")
+    if not isinstance(end, int):
+        if duration_s:
+            end = start + int(duration_s * 1e6)
+        else:
+            end = int(gen.max()) if len(gen) else start
+    return Window(start, min(end, start + int(warmup_s * 1e6)), end)
+
+
+def _ep(df: pd.DataFrame, ep: str) -> pd.DataFrame:
+    return df[df["endpoint"] == ep]
+
+
 def guest_frames(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """One row per frame displayed at the Guest, in display order: display_time_us, frame_id,
     frame_type, mtp_ms, mismatch_deg, interval_ms (since the previous display, in libwebrtc's
@@ -227,35 +281,74 @@ def compute_metrics(
     tables: dict[str, pd.DataFrame],
     summaries: dict[str, dict[str, Any] | None],
     duration_s: float | None,
-) -> tuple[dict[str, float], pd.DataFrame]:
-    """All per-run metrics and the Guest's per-frame table."""
+    workload: dict[str, Any] | None = None,
+) -> tuple[dict[str, float], pd.DataFrame, dict[str, Any]]:
+    """All per-run metrics, the Guest's per-frame table (every display, with `in_window`) and
+    what the analysis assumed (warm-up, windows), recorded in metrics.json."""
+    wl = workload or {}
+    warmup_s = float(wl.get("warmup_s", DEFAULT_WARMUP_S))
+    fps = float(wl.get("fps") or DEFAULT_FPS)
+    deadline_us = int(1000 * float(wl.get("deadline_ms") or DEFAULT_DEADLINE_MS))
+    bitrate = wl.get("video_bitrate_mbps")
+    win = {
+        ep: endpoint_window(summaries.get(ep), _ep(tables["tracking_sent"], ep), duration_s,
+                            warmup_s)
+        for ep in ENDPOINTS
+    }  # fmt: skip
+    gw = win["guest"]
     gf = guest_frames(tables)
+    t_disp = gf["display_time_us"].to_numpy(np.int64)
+    gf["in_window"] = gw.contains(t_disp)
+    inw = gf[gf["in_window"]]
     m: dict[str, float] = {}
-    m["mtp_median_ms"], m["mtp_p95_ms"], m["mtp_p99_ms"] = percentiles(gf["mtp_ms"].to_numpy())
-    fr = detect_freezes(gf["display_time_us"].to_numpy(np.int64))
-    m["freeze_rate_pct"] = fr.rate_pct
-    m["freeze_duration_s"] = NAN if fr.n_displayed == 0 else fr.duration_ms / 1000.0
-    m["freeze_count"] = NAN if fr.n_displayed == 0 else float(fr.count)
-    m["frames_displayed_guest"] = float(len(gf))
+    m["mtp_median_ms"], m["mtp_p95_ms"], m["mtp_p99_ms"] = percentiles(inw["mtp_ms"].to_numpy())
+    # the freeze rule's 30-interval average runs over every display; freezes are counted
+    # where the frame ending them was displayed inside the window
+    n_in = len(inw)
+    fz = inw["freeze"].to_numpy(bool)
+    m["freeze_rate_pct"] = NAN if n_in == 0 else 100.0 * fz.sum() / n_in
+    m["freeze_duration_s"] = NAN if n_in == 0 else float(inw["interval_ms"][fz].sum()) / 1000.0
+    m["freeze_count"] = NAN if n_in == 0 else float(fz.sum())
+    m["frames_displayed_guest"] = float(n_in)
+    m.update(stalls(t_disp, gw, fps))
+    host_sent = _ep(tables["frames_sent"], "host")
+    m["frames_undisplayed_guest"], m["frames_undisplayed_pct"] = undisplayed(
+        host_sent["frame_id"].to_numpy(), host_sent["encode_time_us"].to_numpy(),
+        gf["frame_id"].to_numpy(), gw, deadline_us,
+    )  # fmt: skip
     for ep in ENDPOINTS:
         m[f"retx_rate_pct_{ep}"] = retx_rate_pct(tables["channels"], ep)
         m[f"keyframe_rate_pct_{ep}"] = keyframe_rate_pct(tables["frames_sent"], ep)
     m["mismatch_median_deg"], m["mismatch_p95_deg"] = percentiles(
-        gf["mismatch_deg"].to_numpy(), (50, 95)
+        inw["mismatch_deg"].to_numpy(), (50, 95)
     )
     disp, sent = tables["frames_displayed"], tables["frames_sent"]
-    m["goodput_down_mbps"] = goodput_mbps(
-        disp[disp["endpoint"] == "guest"], sent[sent["endpoint"] == "host"], duration_s
-    )
-    m["goodput_up_mbps"] = goodput_mbps(
-        disp[disp["endpoint"] == "host"], sent[sent["endpoint"] == "guest"], duration_s
-    )
+    m["goodput_down_mbps"] = goodput_mbps(_ep(disp, "guest"), _ep(sent, "host"), duration_s)
+    m["goodput_up_mbps"] = goodput_mbps(_ep(disp, "host"), _ep(sent, "guest"), duration_s)
+    for direction, (snd, rcv) in DIRECTIONS.items():
+        d = tracking_delays(
+            _ep(tables["tracking_sent"], snd), _ep(tables["tracking_received"], rcv),
+            win[snd], TRACKING_GUARD_US,
+        )  # fmt: skip
+        m.update(tracking_metrics(d, direction))
     for ep in ENDPOINTS:
         m.update(channel_counters(tables["channels"], ep))
         m.update(path_metrics(tables["path_stats"], ep))
         m.update(quinn_metrics(summaries.get(ep), ep))
+        m.update(sender_metrics(_ep(tables["sender"], ep), win[ep], ep))
+        m.update(cwnd_metrics(_ep(tables["path_stats"], ep), win[ep], ep, bitrate))
+        m.update(summary_counts(summaries.get(ep), ep))
     m.update(linkem_metrics(tables["linkem"]))
-    return m, gf
+    info: dict[str, Any] = {
+        "warmup_s": warmup_s,
+        "warmup_source": "workload.warmup_s" if "warmup_s" in wl else "default",
+        "stall_fps": fps,
+        "windows_us": {ep: [w.run_start_us, w.start_us, w.end_us] for ep, w in win.items()},
+        "buffer_scheme": {
+            ep: (summaries.get(ep) or {}).get("buffer_scheme", "unknown") for ep in ENDPOINTS
+        },
+    }
+    return m, gf, info
 
 
 def _json_safe(m: dict[str, float]) -> dict[str, float | None]:
@@ -284,7 +377,9 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
         tables = load_tables(run_dir)
         summaries = {ep: read_json(run_dir / ep / "summary.json") for ep in ENDPOINTS}
         duration = meta["run"].get("duration_s")
-        m, gf = compute_metrics(tables, summaries, float(duration) if duration else None)
+        m, gf, info = compute_metrics(
+            tables, summaries, float(duration) if duration else None, meta["run"].get("workload")
+        )
     except AnalysisError as e:
         # unreadable logs: the run cannot be analysed, so it is invalid, with the reason
         out["valid"] = False
@@ -294,6 +389,7 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
         (run_dir / TABLES_DIR).mkdir(exist_ok=True)
         gf.to_parquet(run_dir / TABLES_DIR / "guest_frames.parquet", index=False)
         out["metrics"] = _json_safe(m)
+        out["analysis"] = info
     (run_dir / "metrics.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
     return out
 

@@ -41,6 +41,7 @@ class SynthRun:
     stall_ms: float = 400.0
     key_every: int = 60
     retx_fraction: float = 0.02
+    warmup_s: float = 0.5  # excluded from the metrics (workload.warmup_s)
     valid: bool = True
     invalid_reasons: list[str] = field(default_factory=list)
 
@@ -127,6 +128,17 @@ def _path_stats(r: SynthRun, rng: np.random.Generator) -> pd.DataFrame:
     )  # fmt: skip
 
 
+def _sender(r: SynthRun, rng: np.random.Generator) -> pd.DataFrame:
+    n = int(r.duration_s * 10)
+    t = T0_US + np.arange(1, n + 1) * 100_000
+    q = rng.integers(0, 200_000 if r.scheme == "nopri" else 20_000, n)
+    limited = np.cumsum(rng.integers(0, 60_000 if r.scheme == "nopri" else 5_000, n))
+    return pd.DataFrame(
+        {"time_us": t, "queued_bytes": q, "queued_bytes_max": q + rng.integers(0, 50_000, n),
+         "limited_us": limited}
+    )  # fmt: skip
+
+
 def write_run(run_dir: Path, r: SynthRun) -> Path:
     """One synthetic run directory (metadata.json, guest/, host/, linkem-stats.jsonl, logs/)."""
     rng = np.random.default_rng(r.seed)
@@ -146,8 +158,13 @@ def write_run(run_dir: Path, r: SynthRun) -> Path:
         _write_csv(d / "tracking_received.csv", recv)
         _write_csv(d / "channels.csv", _channels(r, sent[ep]))
         _write_csv(d / "path_stats.csv", _path_stats(r, rng))
+        _write_csv(d / "sender.csv", _sender(r, rng))
+        prio = r.scheme in (("pri", "pri-u") if ep == "guest" else ("pri", "pri-d"))
         summary = {
             "role": ep, "exit_reason": "duration", "frames_encoded": len(sent[ep]),
+            "start_time_us": T0_US, "end_time_us": T0_US + int(r.duration_s * 1e6),
+            "buffer_scheme": "prio" if prio else "fifo-head-drop",
+            "deadline_expirations": 0 if prio else 1,
             "key_frames": int((sent[ep]["frame_type"] == "key").sum()),
             "frames_displayed": len(disp), "quinn_wait_us_p50": 0, "quinn_wait_us_p99": 12,
             "quinn_wait_us_max": 40, "quinn_waited_datagrams": 3,
@@ -172,7 +189,8 @@ def write_run(run_dir: Path, r: SynthRun) -> Path:
             "workload": {"kind": "rise", "video_bitrate_mbps": r.video_bitrate_mbps,
                          "fps": r.fps, "tracking_speed_deg_s": r.tracking_speed_deg_s,
                          "prio_guest": r.scheme in ("pri", "pri-u"),
-                         "prio_host": r.scheme in ("pri", "pri-d")},
+                         "prio_host": r.scheme in ("pri", "pri-d"), "fifo_drop": "head",
+                         "warmup_s": r.warmup_s, "deadline_ms": 1000.0},
         },
         "valid": r.valid, "invalid_reasons": r.invalid_reasons,
         "start_time": T0_US / 1e6, "stop_time": T0_US / 1e6 + r.duration_s,
