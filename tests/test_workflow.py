@@ -33,6 +33,7 @@ def workflow(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     data["repetitions"] = 1
     # the pipeline, not performance, is under test: a light load keeps the CPU unsaturated
     data["workload"]["params"]["video_bitrate_mbps"] = 5
+    data["workload"]["params"]["warmup_s"] = 1  # of 4 s
     scenario = tmp / "wf.yaml"
     scenario.write_text(yaml.safe_dump(data))
     results = tmp / "results"

@@ -94,9 +94,11 @@ class Rise:
         return [
             (
                 "buffer_bytes",
-                f"a key frame ({params.keyframe_factor:g} × {mean:,.0f} B = {key:,.0f} B, "
-                f"keyframe_factor × video_bitrate_mbps / 8 / fps, capped at "
-                f"{MAX_FRAME_BYTES:,} B) does not fit in B = {params.buffer_bytes:,} B",
+                f"a key frame of {key:,.0f} B (min(keyframe_factor × video_bitrate_mbps / 8 / "
+                f"fps = {params.keyframe_factor:g} × {mean:,.0f} B, the 1 MB decoder cap "
+                f"{MAX_FRAME_BYTES:,} B)) does not fit in B = {params.buffer_bytes:,} B: its "
+                "tail is dropped at ingress (head drop: it pushes out its own head) and only "
+                "retransmission can complete it",
             )
         ]
 
