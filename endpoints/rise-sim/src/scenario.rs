@@ -8,7 +8,7 @@ use crate::run::{RunConfig, SideConfig};
 use linkem::config::{
     DirectionConfig, DropPolicy, LossConfig, QueueConfig, QueueLimit, RateConfig,
 };
-use rise_core::{Config, Role, TrackingSource};
+use rise_core::{Config, FifoDrop, Role, TrackingSource};
 
 /// SPEC-rise.md, settings table (paper section 4.1).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,7 +53,8 @@ pub fn setting(name: &str) -> Option<Setting> {
 pub enum Scheme {
     /// Both ends: tracking > video > ACK.
     Pri,
-    /// Neither: one FIFO with tail drop at B in the channels (the rise binary's `--prio off`).
+    /// Neither: one FIFO with tail drop at B in the channels (the rise binary's
+    /// `--prio off --fifo-drop tail`).
     NoPriTail,
     /// Neither: vanilla quinn, datagrams straight into quinn's buffer of B bytes, oldest
     /// dropped first (SPEC-rise.md's "baseline QUIC").
@@ -225,6 +226,13 @@ impl Params {
             },
             prio: self.scheme.prio(role),
             buffer_bytes: self.buffer_bytes,
+            // a non-prioritising end of Pri-U / Pri-D is the rise binary's default baseline
+            fifo_drop: if self.scheme == Scheme::NoPriTail {
+                FifoDrop::Tail
+            } else {
+                FifoDrop::Head
+            },
+            processing_delay_us: 0,
             deadline_us: self.deadline_ms * 1000,
             max_retx: self.max_retx,
             max_datagram_bytes: 1200,
