@@ -351,12 +351,15 @@ def _pick_run(runs: pd.DataFrame, scheme: str) -> pd.Series | None:
     return g[g["setting_label"] == first].sort_values("rep", key=lambda s: s.astype(int)).iloc[0]
 
 
-def _stall_spans(run_dir: Path, gf: pd.DataFrame, r: pd.Series) -> tuple[np.ndarray, str]:
-    """The run's stall gaps (µs) and a one-line note, from metrics.json's recorded window."""
+def _stall_spans(
+    run_dir: Path, gf: pd.DataFrame, r: pd.Series
+) -> tuple[np.ndarray, str, int | None]:
+    """The run's stall gaps (µs), a one-line note and the end of the warm-up (µs), from
+    metrics.json's recorded window."""
     info = (read_metrics(run_dir) or {}).get("analysis") or {}
     win = (info.get("windows_us") or {}).get("guest")
     if not win:
-        return np.zeros((0, 2)), ""
+        return np.zeros((0, 2)), "", None
     w = Window(*(int(x) for x in win))
     fps = float(info.get("stall_fps") or 30.0)
     t = gf["display_time_us"].to_numpy(np.int64) if len(gf) else np.zeros(0, np.int64)
@@ -364,7 +367,7 @@ def _stall_spans(run_dir: Path, gf: pd.DataFrame, r: pd.Series) -> tuple[np.ndar
     note = (f"after {info.get('warmup_s', 0):g} s warm-up: {st['displayed_fps']:.1f} displayed "
             f"fps, stalled {st['stall_pct']:.1f} % of the time, longest gap "
             f"{st['longest_gap_s']:.2f} s")  # fmt: skip
-    return stall_spans_us(t, w, fps), note
+    return stall_spans_us(t, w, fps), note, w.start_us
 
 
 def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
@@ -415,7 +418,10 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
         else:
             axes[1].text(0.5, 0.5, "no linkem stats in this run (tc backend or file missing)",
                          ha="center", va="center", transform=axes[1].transAxes)  # fmt: skip
-        spans, fps_txt = _stall_spans(run_dir, gf, r)
+        spans, fps_txt, warm_end = _stall_spans(run_dir, gf, r)
+        if warm_end is not None:
+            axes[2].axvline((warm_end - t0) / 1e6, color="grey", ls=":", lw=1,
+                            label="end of warm-up (left out)")  # fmt: skip
         for k, (a, b) in enumerate(spans):
             axes[2].axvspan((a - t0) / 1e6, (b - t0) / 1e6, color="orange", alpha=0.3,
                             label="stall (no display)" if k == 0 else None)  # fmt: skip
@@ -428,7 +434,7 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
             if fz.any():
                 axes[2].plot(x[fz], gf["mtp_ms"].to_numpy()[fz], "x", color="red",
                              label="frame ending a freeze")  # fmt: skip
-        if len(gf) or len(spans):
+        if len(gf) or len(spans) or warm_end is not None:
             axes[2].legend(fontsize=7)
         axes[2].set_ylabel("MTP latency at the Guest (ms)")
         axes[2].set_xlabel("time (s)")
