@@ -28,6 +28,7 @@ from netem.model import (
     Loss,
     NoLoss,
 )
+from priolab.errors import UserError
 
 ETH_HEADER_BYTES = 14
 MTU_BYTES = 1500
@@ -35,8 +36,21 @@ MAX_FRAME_BYTES = MTU_BYTES + ETH_HEADER_BYTES
 """The smallest queue a BDP resolves to: one full frame (else nothing could ever pass)."""
 
 
-class ResolveError(ValueError):
-    """A link config that cannot be turned into numbers; the message names the key."""
+class ResolveError(UserError):
+    """A link config that cannot be turned into numbers. `key`: the key path within the link
+    (e.g. `uplink.loss`); the scenario check prefixes it with where the link came from.
+    ResolveError("uplink.loss", "problem") or ResolveError("uplink.loss: problem")."""
+
+    title = "invalid link"
+
+    def __init__(self, key: str | list[tuple[str, str]], problem: str | None = None) -> None:
+        if isinstance(key, list):  # several problems at once (both directions)
+            super().__init__(None, key)
+        else:
+            if problem is None:
+                key, _, problem = key.partition(": ")
+            super().__init__(None, [(key, problem)])
+        self.key = self.problems[0][0]
 
 
 # --------------------------------------------------------------------------- resolved types
@@ -250,12 +264,12 @@ def _resolve_rate(direction: Direction, base_dir: Path, where: str) -> tuple[Rat
         bps = int(round(direction.rate_mbps * 1e6))
         return ConstantRate(bps), float(bps)
     assert direction.trace is not None
-    from traces.throughput import DeliveryOpportunities, RateSchedule, load_trace
+    from traces.throughput import DeliveryOpportunities, RateSchedule, TraceError, load_trace
 
     try:
         loaded = load_trace(direction.trace, base_dir)
-    except (OSError, ValueError) as e:
-        raise ResolveError(f"{where}.trace.file: {direction.trace.file}: {e}") from e
+    except TraceError as e:
+        raise ResolveError(f"{where}.trace.file", str(e)) from e
     loop = direction.trace.loop
     if isinstance(loaded, RateSchedule):
         times_ms = [int(round(t * 1000.0)) for t in loaded.times_s]
@@ -324,9 +338,15 @@ def resolve_direction(
 def resolve_link(link: Link, base_dir: Path) -> ResolvedLink:
     """Resolve both directions; the default BDP RTT is uplink.delay_ms + downlink.delay_ms."""
     rtt_ms = link.uplink.delay_ms + link.downlink.delay_ms
-    return ResolvedLink(
-        uplink=resolve_direction(link.uplink, base_dir, rtt_default_ms=rtt_ms, where="uplink"),
-        downlink=resolve_direction(
-            link.downlink, base_dir, rtt_default_ms=rtt_ms, where="downlink"
-        ),
-    )
+    resolved: dict[str, ResolvedDirection] = {}
+    problems: list[tuple[str, str]] = []
+    for d in ("uplink", "downlink"):
+        try:
+            resolved[d] = resolve_direction(
+                getattr(link, d), base_dir, rtt_default_ms=rtt_ms, where=d
+            )
+        except ResolveError as e:  # report both directions' problems at once
+            problems += e.problems
+    if problems:
+        raise ResolveError(problems)
+    return ResolvedLink(uplink=resolved["uplink"], downlink=resolved["downlink"])

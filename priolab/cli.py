@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from priolab.errors import ScenarioError
+from priolab.errors import UserError
 
 if TYPE_CHECKING:
     from priolab.scenario import RunSpec
@@ -53,9 +53,8 @@ def _run_one(args: argparse.Namespace) -> int:
     from priolab.scenario import expand, find_run, load
 
     sc = load(args.scenario)
-    spec = find_run(
-        expand(sc, Path(args.scenario)), args.setting, args.scheme, args.speed, args.rep
-    )
+    runs = expand(sc, Path(args.scenario))
+    spec = find_run(runs, args.setting, args.scheme, args.speed, args.rep, args.scenario)
     out = Path(args.out) if args.out else Path(args.results) / spec.rel_dir
     meta = run_one(spec, out, args.backend)
     verdict = "valid" if meta["valid"] else "INVALID: " + "; ".join(meta["invalid_reasons"])
@@ -137,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except ScenarioError as e:
-        print(f"error: invalid scenario\n{e}", file=sys.stderr)
+    except UserError as e:  # every bad input: file, key, what is allowed
+        print(f"error: {e.title}\n{e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # e.g. piped into `head`
         return 0

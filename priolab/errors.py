@@ -1,4 +1,11 @@
-"""Errors a user sees: each names the file, the key path and what is allowed."""
+"""Errors a user sees: each names the file, the key path and what is allowed.
+
+`UserError` is the one family: a scenario that does not validate (`ScenarioError`), a trace
+that does not parse (`traces.errors.TraceError`), a link that does not resolve
+(`netem.resolve.ResolveError`) and a bad command-line choice are all `UserError`s. The CLI
+prints every one as `<file>: <key>: <problem>` lines and exits 2. Long values are cut
+(`shorten`) so that a message stays readable whatever the input held.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +14,49 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+MAX_VALUE_CHARS = 80
+"""A value quoted in a message is cut to this many characters."""
+MAX_MESSAGE_CHARS = 400
+"""One problem's message is cut to this many characters."""
 
-class ScenarioError(ValueError):
-    """A scenario file is invalid. `problems` holds (key path, message) pairs."""
 
-    def __init__(self, file: Path | str, problems: list[tuple[str, str]]) -> None:
-        self.file = str(file)
-        self.problems = problems
-        lines = [f"{self.file}: {key}: {msg}" for key, msg in problems]
-        super().__init__("\n".join(lines))
+def shorten(text: str, limit: int = MAX_VALUE_CHARS) -> str:
+    """`text` if short enough, else its start and end around `…(N chars)…`."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - 20, 10)
+    head, tail = text[: keep * 2 // 3], text[-(keep // 3) :]
+    return f"{head}…({len(text)} chars)…{tail}"
+
+
+def show(value: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """repr() of a value for a message, cut to `limit` characters."""
+    return shorten(repr(value), limit)
+
+
+class UserError(ValueError):
+    """Bad input from a user. `file` (may be None) and `problems`: (key path, message) pairs;
+    the key is "" where the file itself is the problem. `title` heads the CLI's message."""
+
+    title = "bad input"
+
+    def __init__(self, file: Path | str | None, problems: list[tuple[str, str]]) -> None:
+        self.file = None if file is None else str(file)
+        self.problems = [(k, shorten(m, MAX_MESSAGE_CHARS)) for k, m in problems]
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        lines = []
+        for key, msg in self.problems:
+            parts = [p for p in (self.file, key) if p]
+            lines.append(": ".join([*parts, msg]))
+        return "\n".join(lines)
+
+
+class ScenarioError(UserError):
+    """A scenario file is invalid."""
+
+    title = "invalid scenario"
 
 
 def key_path(loc: tuple[int | str, ...], prefix: str = "") -> str:
@@ -46,8 +87,6 @@ def problems_from(err: ValidationError, prefix: str = "") -> list[tuple[str, str
         elif e["type"] == "missing":
             msg = "required key is missing"
         if "input" in e and e["type"] not in {"missing", "extra_forbidden"}:
-            shown = repr(e["input"])
-            if len(shown) <= 60:
-                msg += f" (got {shown})"
+            msg += f" (got {show(e['input'])})"
         out.append((key_path(loc, prefix), msg))
     return out

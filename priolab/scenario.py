@@ -18,7 +18,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from netem.model import Link
-from priolab.errors import ScenarioError, problems_from
+from netem.resolve import ResolvedLink, ResolveError, resolve_link
+from priolab.errors import ScenarioError, problems_from, shorten
 from priolab.workloads import WORKLOADS
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)]
@@ -158,23 +159,32 @@ def read_yaml(path: Path) -> dict[str, Any]:
         text = path.read_text()
     except OSError as e:
         raise ScenarioError(path, [("(file)", f"cannot read: {e.strerror}")]) from e
+    except UnicodeDecodeError as e:
+        raise ScenarioError(path, [("(file)", "not a text file (YAML is text)")]) from e
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise ScenarioError(path, [("(file)", f"not valid YAML: {e}")]) from e
+        mark = getattr(e, "problem_mark", None)
+        where = f"(line {mark.line + 1}, column {mark.column + 1})" if mark else "(file)"
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ScenarioError(path, [(where, f"not valid YAML: {problem}")]) from e
     if not isinstance(data, dict):
         raise ScenarioError(path, [("(top level)", "must be a mapping of keys to values")])
     return data
 
 
+def _validate(path: Path) -> Scenario:
+    data = read_yaml(path)
+    try:
+        return Scenario.model_validate(data)
+    except ValidationError as e:
+        raise ScenarioError(path, problems_from(e)) from e
+
+
 def load(path: Path | str) -> Scenario:
     """Read and validate a scenario file, expanding it once so that every run resolves."""
     path = Path(path)
-    data = read_yaml(path)
-    try:
-        sc = Scenario.model_validate(data)
-    except ValidationError as e:
-        raise ScenarioError(path, problems_from(e)) from e
+    sc = _validate(path)
     expand(sc, path)  # raises ScenarioError on any per-run problem
     return sc
 
@@ -187,82 +197,188 @@ def _variant_names(sc: Scenario) -> tuple[list[str], list[str], list[str]]:
     )
 
 
-def expand(sc: Scenario, path: Path) -> list[RunSpec]:
-    """Every run of the matrix, resolved and validated; errors name the key that caused them."""
-    base_dir = path.resolve().parent
-    workload = WORKLOADS[sc.workload.kind]
-    problems: list[tuple[str, str]] = []
-    runs: list[RunSpec] = []
-    settings, schemes, speeds = _variant_names(sc)
+def _setting_links(sc: Scenario) -> tuple[dict[str, Link], list[tuple[str, str]]]:
+    """The link of every selected setting (base merged with its override), and problems."""
     base_link = sc.link.model_dump(mode="json", exclude_unset=True)
     links: dict[str, Link] = {}
-    for s in settings:
-        merged = deep_merge(base_link, sc.settings[s].link or {})
+    problems: list[tuple[str, str]] = []
+    for s in _variant_names(sc)[0]:
         try:
-            links[s] = Link.model_validate(merged)
+            links[s] = Link.model_validate(deep_merge(base_link, sc.settings[s].link or {}))
         except ValidationError as e:
             problems += problems_from(e, f"settings.{s}.link (merged with link)")
-            continue
+    return links, problems
+
+
+def _combinations(sc: Scenario) -> list[tuple[str, str, str, str, dict[str, Any]]]:
+    """(setting, scheme, speed, where, merged workload params) of every matrix point."""
+    settings, schemes, speeds = _variant_names(sc)
+    return [
+        (
+            s,
+            sch,
+            sp,
+            f"workload.params + settings.{s} + schemes.{sch} + speeds.{sp}",
+            {
+                **sc.workload.params,
+                **sc.settings[s].workload,
+                **sc.schemes[sch].workload,
+                **sc.speeds[sp].workload,
+            },
+        )
+        for s in settings
+        for sch in schemes
+        for sp in speeds
+    ]
+
+
+def _trace_path(link: Link, direction: str, base_dir: Path) -> Path | None:
+    tr = getattr(link, direction).trace
+    if tr is None:
+        return None
+    return tr.file if tr.file.is_absolute() else base_dir / tr.file
+
+
+def _param_files(params: BaseModel, base_dir: Path) -> list[Path]:
+    """Every file a workload's parameters name (fields holding a Path), resolved."""
+    return [
+        v if v.is_absolute() else (base_dir / v)
+        for v in params.__dict__.values()
+        if isinstance(v, Path)
+    ]
+
+
+def input_files(path: Path | str) -> list[Path]:
+    """Every file the runs of a scenario read (throughput traces, frame and tracking traces),
+    as absolute paths, sorted, without duplicates. Needs only a scenario that validates as a
+    model: the files themselves may be missing (the workflow declares them as inputs, and
+    skips scenarios whose files under ../shared/data are absent)."""
+    path = Path(path)
+    sc = _validate(path)
+    base_dir = path.resolve().parent
+    files: set[Path] = set()
+    links, _ = _setting_links(sc)
+    for link in links.values():
         for d in ("uplink", "downlink"):
-            tr = getattr(links[s], d).trace
-            if tr is not None:
-                f = tr.file if tr.file.is_absolute() else base_dir / tr.file
-                if not f.is_file():
-                    where = f"settings.{s}.link.{d}.trace.file"
-                    if "trace" not in ((sc.settings[s].link or {}).get(d) or {}):
-                        where = f"link.{d}.trace.file"
-                    problems.append((where, f"file not found: {f}"))
+            f = _trace_path(link, d, base_dir)
+            if f is not None:
+                files.add(f.resolve())
+    model = WORKLOADS[sc.workload.kind].params_model
+    for *_, params_dict in _combinations(sc):
+        try:
+            params = model.model_validate(params_dict)
+        except ValidationError:
+            continue  # reported by load()
+        files.update(f.resolve() for f in _param_files(params, base_dir))
+    return sorted(files)
+
+
+def _link_problems(link: Link, base_dir: Path) -> list[tuple[str, str]]:
+    """Resolve a link exactly as a run does (netem.resolve.resolve_link: loss models, BDP
+    queues, trace files read and parsed); (key within the link, problem) pairs."""
+    missing = []
+    for d in ("uplink", "downlink"):
+        f = _trace_path(link, d, base_dir)
+        if f is not None and not f.is_file():
+            missing.append((f"{d}.trace.file", f"file not found: {f}"))
+    if missing:
+        return missing
+    try:
+        resolve_cached(link, base_dir)
+    except ResolveError as e:
+        return e.problems
+    return []
+
+
+_RESOLVED: dict[tuple[str, Path, tuple[tuple[str, int, int], ...]], ResolvedLink] = {}
+
+
+def resolve_cached(link: Link, base_dir: Path) -> ResolvedLink:
+    """`netem.resolve.resolve_link`, remembered per link, folder and trace files' mtime/size
+    (a scenario names the same trace in many settings; the workflow loads it more than once)."""
+    stamps = []
+    for d in ("uplink", "downlink"):
+        f = _trace_path(link, d, base_dir)
+        if f is not None:
+            st = f.stat()
+            stamps.append((str(f), st.st_mtime_ns, st.st_size))
+    key = (link.model_dump_json(), base_dir, tuple(stamps))
+    if key not in _RESOLVED:
+        _RESOLVED[key] = resolve_link(link, base_dir)
+    return _RESOLVED[key]
+
+
+def expand(sc: Scenario, path: Path) -> list[RunSpec]:
+    """Every run of the matrix, resolved and validated as a run would: each link through
+    netem.resolve (trace files read), each workload's parameters and files. Errors name the
+    key that caused them."""
+    base_dir = path.resolve().parent
+    workload = WORKLOADS[sc.workload.kind]
+    links, problems = _setting_links(sc)
+    # a problem the base link has too is named under `link.`, one only a setting's merged
+    # link has under `settings.<s>.link.`
+    base_problems = set(_link_problems(sc.link, base_dir))
+    for s, link in links.items():
+        problems += [
+            (f"link.{k}" if (k, m) in base_problems else f"settings.{s}.link.{k}", m)
+            for k, m in _link_problems(link, base_dir)
+        ]
+    runs: list[RunSpec] = []
     checked: set[tuple[str, str, str]] = set()
-    for s in settings:
-        for sch in schemes:
-            for sp in speeds:
-                params_dict = {
-                    **sc.workload.params,
-                    **sc.settings[s].workload,
-                    **sc.schemes[sch].workload,
-                    **sc.speeds[sp].workload,
-                }
-                where = f"workload.params + settings.{s} + schemes.{sch} + speeds.{sp}"
-                try:
-                    params = workload.params_model.model_validate(params_dict)
-                except ValidationError as e:
-                    problems += problems_from(e, f"{where} → workload")
-                    continue
-                if (s, sch, sp) not in checked:
-                    checked.add((s, sch, sp))
-                    problems += [
-                        (f"{where} → workload.{k}", m) for k, m in workload.check(params, base_dir)
-                    ]
-                if s not in links:
-                    continue
-                for rep in range(1, sc.repetitions + 1):
-                    runs.append(
-                        RunSpec(
-                            scenario=sc.name,
-                            setting=s,
-                            scheme=sch,
-                            speed=sp,
-                            rep=rep,
-                            seed=run_seed(sc.seed, s, sp, rep),
-                            duration_s=sc.duration_s,
-                            topology=sc.topology,
-                            link=links[s],
-                            workload_kind=sc.workload.kind,
-                            params=params,
-                            base_dir=base_dir,
-                        )
-                    )
+    for s, sch, sp, where, params_dict in _combinations(sc):
+        try:
+            params = workload.params_model.model_validate(params_dict)
+        except ValidationError as e:
+            problems += problems_from(e, f"{where} → workload")
+            continue
+        if (s, sch, sp) not in checked:
+            checked.add((s, sch, sp))
+            found = workload.check(params, base_dir)
+            problems += [(f"{where} → workload.{k}", m) for k, m in found]
+        if s not in links:
+            continue
+        for rep in range(1, sc.repetitions + 1):
+            runs.append(
+                RunSpec(
+                    scenario=sc.name,
+                    setting=s,
+                    scheme=sch,
+                    speed=sp,
+                    rep=rep,
+                    seed=run_seed(sc.seed, s, sp, rep),
+                    duration_s=sc.duration_s,
+                    topology=sc.topology,
+                    link=links[s],
+                    workload_kind=sc.workload.kind,
+                    params=params,
+                    base_dir=base_dir,
+                )
+            )
     if problems:
         # one message per distinct problem, in order
         raise ScenarioError(path, list(dict.fromkeys(problems)))
     return runs
 
 
-def find_run(runs: list[RunSpec], setting: str, scheme: str, speed: str, rep: int) -> RunSpec:
+def find_run(
+    runs: list[RunSpec], setting: str, scheme: str, speed: str, rep: int, file: Path | str = ""
+) -> RunSpec:
+    """The run of one matrix point; a ScenarioError naming the option and what is allowed."""
     for r in runs:
         if (r.setting, r.scheme, r.speed, r.rep) == (setting, scheme, speed, rep):
             return r
-    raise KeyError(f"no run {setting}/{scheme}/{speed}/r{rep} in the matrix")
+    problems = []
+    for opt, given, have in (
+        ("--setting", setting, [r.setting for r in runs]),
+        ("--scheme", scheme, [r.scheme for r in runs]),
+        ("--speed", speed, [r.speed for r in runs]),
+        ("--rep", rep, [r.rep for r in runs]),
+    ):
+        allowed = list(dict.fromkeys(have))
+        if given not in allowed:
+            shown = ", ".join(str(a) for a in allowed)
+            problems.append((opt, f"{given!r} is not in the matrix; allowed: {shorten(shown)}"))
+    raise ScenarioError(file, problems or [("(matrix)", "no such run")])
 
 
 def json_schema() -> dict[str, Any]:

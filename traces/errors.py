@@ -1,18 +1,26 @@
-"""The one error type of the traces package."""
+"""The one error type of the traces package: a `priolab.errors.UserError`, so the CLI prints it
+like every other bad input (file, line, problem; exit code 2)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from priolab.errors import UserError
 
-class TraceError(ValueError):
+
+class TraceError(UserError):
     """Bad trace input. The message names the file, the line (if known) and the problem."""
+
+    title = "invalid trace"
 
     def __init__(self, path: Path | str | None, problem: str, line: int | None = None) -> None:
         self.path = None if path is None else Path(path)
         self.line = line
-        self.problem = problem
-        where = "<trace>" if path is None else str(path)
-        if line is not None:
-            where += f", line {line}"
-        super().__init__(f"{where}: {problem}")
+        super().__init__(path if path is not None else "<trace>", [("", problem)])
+        self.problem = self.problems[0][1]
+
+    def render(self) -> str:
+        where = self.file or "<trace>"
+        if self.line is not None:
+            where += f", line {self.line}"
+        return f"{where}: {self.problems[0][1]}"

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from priolab.errors import show
 from traces.errors import TraceError
 from traces.gop import GopError, check_display_order, closure, references
 from traces.textlines import data_lines, finite_float
@@ -85,7 +86,7 @@ def _size(path: Path, s: str, lineno: int) -> int:
     try:
         v = int(s)
     except ValueError:
-        raise TraceError(path, f"size_bytes {s!r} is not an integer", lineno) from None
+        raise TraceError(path, f"size_bytes {show(s)} is not an integer", lineno) from None
     if v < 1:
         raise TraceError(path, f"size_bytes {v}; allowed an integer >= 1", lineno)
     return v
@@ -134,7 +135,9 @@ def read_frame_csv(path: Path) -> FrameTrace:
     if [h.strip() for h in head.split(",")] == GOP_HEADER:
         return read_gop_csv(path)
     if [h.strip() for h in head.split(",")] != FRAME_HEADER:
-        raise TraceError(path, f"header {head!r}; allowed exactly frame_type,size_bytes", head_no)
+        raise TraceError(
+            path, f"header {show(head)}; allowed exactly frame_type,size_bytes", head_no
+        )
     keys: list[bool] = []
     sizes: list[int] = []
     for lineno, s in lines[1:]:
@@ -142,7 +145,7 @@ def read_frame_csv(path: Path) -> FrameTrace:
         if len(f) != 2:
             raise TraceError(path, f"{len(f)} fields, allowed 2 (frame_type,size_bytes)", lineno)
         if f[0] not in ("key", "delta"):
-            raise TraceError(path, f"frame_type {f[0]!r}; allowed key or delta", lineno)
+            raise TraceError(path, f"frame_type {show(f[0])}; allowed key or delta", lineno)
         keys.append(f[0] == "key")
         sizes.append(_size(path, f[1], lineno))
     if not keys:
@@ -170,11 +173,13 @@ def read_ffprobe_csv(path: Path) -> FrameTrace:
             elif key == "pkt_size" or (not key and val.lstrip("-").isdigit()):
                 size = _size(path, val, lineno)
             elif x:
-                raise TraceError(path, f"unexpected field {x!r} (want pict_type, pkt_size)", lineno)
+                raise TraceError(
+                    path, f"unexpected field {show(x)} (want pict_type, pkt_size)", lineno
+                )
         if pict is None or size is None:
             raise TraceError(path, "a row needs a pict_type (I/P/B) and a pkt_size", lineno)
         if pict not in _PICT_TYPES:
-            raise TraceError(path, f"pict_type {pict!r}; allowed one of I, P, B", lineno)
+            raise TraceError(path, f"pict_type {show(pict)}; allowed one of I, P, B", lineno)
         keys.append(pict == "I")
         sizes.append(size)
     return FrameTrace(np.array(keys), np.array(sizes))

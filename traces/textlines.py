@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from priolab.errors import show
 from traces.errors import TraceError
 
 
@@ -29,7 +30,7 @@ def finite_float(path: Path, s: str, what: str, lineno: int) -> float:
     try:
         v = float(s)
     except ValueError:
-        raise TraceError(path, f"{what} {s!r} is not a number", lineno) from None
+        raise TraceError(path, f"{what} {show(s)} is not a number", lineno) from None
     if not math.isfinite(v):
-        raise TraceError(path, f"{what} is {s!r}; it must be finite", lineno)
+        raise TraceError(path, f"{what} is {show(s)}; it must be finite", lineno)
     return v

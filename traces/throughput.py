@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from priolab.errors import show
 from traces.errors import TraceError
 from traces.textlines import data_lines
 from traces.textlines import finite_float as _float
@@ -129,7 +130,7 @@ def read_mahimahi(path: Path) -> DeliveryOpportunities:
         try:
             t = int(s)
         except ValueError:
-            raise TraceError(path, f"{s!r} is not an integer millisecond", lineno) from None
+            raise TraceError(path, f"{show(s)} is not an integer millisecond", lineno) from None
         if t < 0:
             raise TraceError(path, f"negative time {t} ms", lineno)
         if t < prev:
@@ -258,11 +259,14 @@ def read_csv(
     if not (step_s > 0 and math.isfinite(step_s)):
         raise TraceError(path, f"step_s must be > 0, not {step_s}")
     lines = data_lines(path)
-    rows = list(csv.reader([s for _, s in lines]))
+    try:
+        rows = list(csv.reader([s for _, s in lines]))
+    except csv.Error as e:
+        raise TraceError(path, f"not a CSV file: {e}") from e
     header = [h.strip() for h in rows[0]]
     for col in (time_column, rate_column):
         if col not in header:
-            raise TraceError(path, f"no column {col!r}; the header has {header}", lines[0][0])
+            raise TraceError(path, f"no column {col!r}; the header has {show(header)}", lines[0][0])
     ti, ri = header.index(time_column), header.index(rate_column)
     times: list[float] = []
     rates: list[float] = []
@@ -328,15 +332,20 @@ def load_trace(trace: TraceRate, base_dir: Path) -> RateSchedule | DeliveryOppor
 
     path = trace.file if trace.file.is_absolute() else Path(base_dir) / trace.file
     result: RateSchedule | DeliveryOpportunities
-    if trace.format == "mahimahi":
-        result = read_mahimahi(path)
-    elif trace.format == "schedule":
-        result = read_schedule(path)
-    else:
-        assert trace.time_column and trace.rate_column and trace.rate_unit
-        result = read_csv(path, trace.time_column, trace.rate_column, trace.rate_unit)
-    if trace.target_mean_mbps is not None:
-        return scale_to_mean(result, trace.target_mean_mbps)
-    if trace.scale != 1.0:
-        return scale(result, trace.scale)
+    try:
+        if trace.format == "mahimahi":
+            result = read_mahimahi(path)
+        elif trace.format == "schedule":
+            result = read_schedule(path)
+        else:
+            assert trace.time_column and trace.rate_column and trace.rate_unit
+            result = read_csv(path, trace.time_column, trace.rate_column, trace.rate_unit)
+        if trace.target_mean_mbps is not None:
+            return scale_to_mean(result, trace.target_mean_mbps)
+        if trace.scale != 1.0:
+            return scale(result, trace.scale)
+    except TraceError as e:
+        if e.path is None:  # a check on the whole trace: name the file
+            raise TraceError(path, e.problem) from e
+        raise
     return result

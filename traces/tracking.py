@@ -20,6 +20,7 @@ from typing import Literal
 
 import numpy as np
 
+from priolab.errors import show
 from traces.errors import TraceError
 from traces.orientation import euler_to_quat, quat_to_euler, slerp
 from traces.textlines import data_lines
@@ -98,9 +99,9 @@ def _rows(path: Path, n_fields: int, header: bool) -> tuple[list[int], np.ndarra
             try:
                 v = float(f)
             except ValueError:
-                raise TraceError(path, f"field {j + 1} {f!r} is not a number", lineno) from None
+                raise TraceError(path, f"field {j + 1} {show(f)} is not a number", lineno) from None
             if not math.isfinite(v):
-                raise TraceError(path, f"field {j + 1} is {f!r}; it must be finite", lineno)
+                raise TraceError(path, f"field {j + 1} is {show(f)}; it must be finite", lineno)
             vals[k, j] = v
     linenos = [i for i, _ in lines]
     bad = np.flatnonzero(np.diff(vals[:, 0]) <= 0)
@@ -123,13 +124,7 @@ def read_corbillon(
 ) -> TrackingTrace:
     """A Corbillon MMSys'18 navigation trace (the viewpoint column is read and ignored)."""
     if kind == "auto":
-        try:
-            text = Path(path).read_text()
-        except OSError as e:
-            raise TraceError(path, f"cannot read: {e.strerror or e}") from e
-        if not text.strip():
-            raise TraceError(path, "empty file")
-        first = text.split("\n", 1)[0].split()
+        first = data_lines(path)[0][1].split()
         if first == ["timestamp", "viewpoint", "yaw", "pitch", "roll"]:
             kind = "euler"
         elif first == ["timestamp", "viewpoint", "w", "x", "y", "z"]:
@@ -137,7 +132,7 @@ def read_corbillon(
         else:
             raise TraceError(
                 path,
-                f"header {first} is neither 'timestamp viewpoint yaw pitch roll' nor "
+                f"header {show(first)} is neither 'timestamp viewpoint yaw pitch roll' nor "
                 "'timestamp viewpoint w x y z'",
                 1,
             )
@@ -156,22 +151,16 @@ def read_corbillon(
 
 def read_tracking_csv(path: Path) -> TrackingTrace:
     """The endpoint's `time_s,yaw_rad,pitch_rad,roll_rad` CSV (header required)."""
-    try:
-        first = Path(path).read_text().split("\n", 1)[0].strip()
-    except OSError as e:
-        raise TraceError(path, f"cannot read: {e.strerror or e}") from e
+    first = data_lines(path)[0][1]
     if first and [h.strip() for h in first.split(",")] != TRACKING_HEADER:
-        raise TraceError(path, f"header must be {','.join(TRACKING_HEADER)}, not {first!r}", 1)
+        raise TraceError(path, f"header must be {','.join(TRACKING_HEADER)}, not {show(first)}", 1)
     _, v = _rows(path, 4, header=True)
     return from_euler(v[:, 0], v[:, 1:4])
 
 
 def read_tracking(path: Path) -> TrackingTrace:
     """Any supported tracking format, recognised by its header line."""
-    try:
-        first = Path(path).read_text().split("\n", 1)[0].strip()
-    except OSError as e:
-        raise TraceError(path, f"cannot read: {e.strerror or e}") from e
+    first = data_lines(path)[0][1]
     if first.startswith("time_s,"):
         return read_tracking_csv(path)
     return read_corbillon(path)

@@ -72,12 +72,25 @@ class Rise:
     params_model = RiseParams
 
     def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
+        """Each trace file exists and parses with the reader its run uses."""
         assert isinstance(params, RiseParams)
+        from traces.errors import TraceError
+        from traces.frames import read_frame_csv
+        from traces.tracking import read_tracking
+
         out = []
-        for key in ("frame_trace", "tracking_trace"):
+        for key, reader in (("frame_trace", read_frame_csv), ("tracking_trace", read_tracking)):
             p = getattr(params, key)
-            if p is not None and not _resolve(p, base_dir).is_file():
-                out.append((key, f"file not found: {_resolve(p, base_dir)}"))
+            if p is None:
+                continue
+            f = _resolve(p, base_dir)
+            if not f.is_file():
+                out.append((key, f"file not found: {f}"))
+                continue
+            try:
+                reader(f)
+            except TraceError as e:
+                out.append((key, str(e)))
         return out
 
     def warnings(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:

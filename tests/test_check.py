@@ -1,0 +1,177 @@
+"""`priolab check` catches what a run would: links resolved as a run resolves them, every trace
+read, and every bad input reported as one family of errors (file, key, what is allowed; exit 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from netem.resolve import ResolveError
+from priolab.cli import main
+from priolab.errors import ScenarioError, UserError, shorten
+from priolab.scenario import input_files, load
+from tests.conftest import REPO, SHARED_DATA
+from traces.errors import TraceError
+
+
+def _problems(path) -> dict[str, str]:
+    with pytest.raises(ScenarioError) as ei:
+        load(path)
+    assert ei.value.file == str(path)
+    return dict(ei.value.problems)
+
+
+def test_mean_gilbert_elliott_with_p_above_one_fails_at_check(write_scenario, standin_dict):
+    # loss 60 % in bursts of 1 packet needs p = 1.5
+    standin_dict["link"]["uplink"]["loss"] = {
+        "model": "gilbert_elliott_mean",
+        "loss_pct": 60,
+        "burst_pkts": 1,
+    }
+    problems = _problems(write_scenario(standin_dict))
+    msg = problems["link.uplink.loss"]
+    assert "p = 1.5 > 1" in msg and "allowed" in msg and "burst_pkts" in msg
+
+
+def test_bdp_queue_without_delay_names_the_setting(write_scenario, standin_dict):
+    standin_dict["settings"]["nodelay"] = {
+        "link": {"uplink": {"delay_ms": 0}, "downlink": {"delay_ms": 0}}
+    }
+    problems = _problems(write_scenario(standin_dict))
+    assert set(problems) == {
+        "settings.nodelay.link.uplink.queue.bdp_factor",
+        "settings.nodelay.link.downlink.queue.bdp_factor",
+    }
+    assert "set queue.rtt_ms" in problems["settings.nodelay.link.uplink.queue.bdp_factor"]
+
+
+def test_bdp_queue_with_rtt_ms_but_no_delay_is_fine(write_scenario, standin_dict):
+    for d in ("uplink", "downlink"):
+        standin_dict["link"][d]["delay_ms"] = 0
+        standin_dict["link"][d]["queue"] = {"bdp_factor": 1.0, "rtt_ms": 20}
+    load(write_scenario(standin_dict))
+
+
+def _with_trace(standin_dict, trace: dict) -> dict:
+    up = standin_dict["link"]["uplink"]
+    del up["rate_mbps"]
+    up["trace"] = trace
+    return standin_dict
+
+
+def test_binary_trace_fails_at_check(tmp_path, write_scenario, standin_dict):
+    (tmp_path / "t.bin").write_bytes(bytes(range(256)) * 4)
+    d = _with_trace(standin_dict, {"file": "t.bin", "format": "mahimahi"})
+    problems = _problems(write_scenario(d))
+    assert "not a text file" in problems["link.uplink.trace.file"]
+    assert "t.bin" in problems["link.uplink.trace.file"]
+
+
+def test_unparsable_trace_names_key_and_line(tmp_path, write_scenario, standin_dict):
+    (tmp_path / "t.txt").write_text("0 10\n1 ten\n2 30\n")
+    d = _with_trace(standin_dict, {"file": "t.txt", "format": "schedule"})
+    msg = _problems(write_scenario(d))["link.uplink.trace.file"]
+    assert "t.txt, line 2: rate 'ten' is not a number" in msg
+
+
+def test_trace_in_one_setting_is_named_under_that_setting(tmp_path, write_scenario, standin_dict):
+    (tmp_path / "t.mm").write_text("0\n5\nx\n")
+    standin_dict["settings"]["tr"] = {
+        "link": {"uplink": {"trace": {"file": "t.mm", "format": "mahimahi"}}}
+    }
+    msg = _problems(write_scenario(standin_dict))["settings.tr.link.uplink.trace.file"]
+    assert "line 3" in msg and "integer millisecond" in msg
+
+
+def test_long_values_are_cut(tmp_path, write_scenario, standin_dict):
+    header = ",".join(f"{i * 0.016:.3f}" for i in range(1650))  # a wide layout's time row
+    (tmp_path / "wide.csv").write_text(header + "\n" + ",".join(["1"] * 1650) + "\n")
+    d = _with_trace(
+        standin_dict,
+        {
+            "file": "wide.csv",
+            "format": "csv",
+            "time_column": "t",
+            "rate_column": "r",
+            "rate_unit": "mbps",
+        },
+    )
+    msg = _problems(write_scenario(d))["link.uplink.trace.file"]
+    assert "no column 't'" in msg
+    assert "chars)" in msg and len(msg) < 300, msg
+
+
+def test_shorten_keeps_short_text_and_cuts_long_text():
+    assert shorten("abc") == "abc"
+    cut = shorten("x" * 1000, 80)
+    assert len(cut) <= 100 and "(1000 chars)" in cut
+
+
+def test_rise_tracking_trace_that_does_not_parse_fails_at_check(tmp_path, write_scenario):
+    (tmp_path / "head.csv").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    sc = {
+        "name": "r",
+        "duration_s": 5,
+        "link": {
+            "uplink": {"rate_mbps": 10, "delay_ms": 5},
+            "downlink": {"rate_mbps": 10, "delay_ms": 5},
+        },
+        "workload": {"kind": "rise", "params": {"tracking_trace": "head.csv"}},
+        "settings": {"a": {}},
+    }
+    problems = _problems(write_scenario(sc))
+    (key, msg), *_ = problems.items()
+    assert key.endswith("workload.tracking_trace")
+    assert "head.csv" in msg and "not a text file" in msg
+
+
+def test_errors_are_one_family():
+    for cls in (ScenarioError, TraceError, ResolveError):
+        assert issubclass(cls, UserError)
+    e = ResolveError("uplink.loss: p too large")
+    assert e.problems == [("uplink.loss", "p too large")] and str(e) == "uplink.loss: p too large"
+
+
+def test_yaml_syntax_error_exits_2_naming_file_and_line(tmp_path, capsys):
+    p = tmp_path / "bad.yaml"
+    p.write_text("name: x\nlink:\n  uplink: {rate_mbps: 1\n  downlink: []\n")
+    assert main(["check", str(p)]) == 2
+    err = capsys.readouterr().err
+    assert f"{p}: (line " in err and "not valid YAML" in err
+    assert "Traceback" not in err
+
+
+def test_run_one_with_unknown_setting_exits_2_naming_option(capsys):
+    # fails while choosing the run: nothing is built (no lock needed)
+    quick = REPO / "scenarios" / "quick.yaml"
+    argv = ["run-one", str(quick), "--setting", "nope", "--scheme", "pri"]
+    assert main([*argv, "--speed", "moderate"]) == 2
+    err = capsys.readouterr().err
+    assert f"{quick}: --setting: 'nope' is not in the matrix; allowed: FB-4K-Low" in err
+    assert "--scheme" not in err and "Traceback" not in err
+
+
+def test_trace_cli_bad_file_exits_2(tmp_path, capsys):
+    (tmp_path / "x.mm").write_bytes(b"\xff\xfe\x00")
+    assert main(["trace", "info", str(tmp_path / "x.mm")]) == 2
+    assert "not a text file" in capsys.readouterr().err
+
+
+def test_input_files_lists_resolved_paths_even_when_missing(tmp_path, write_scenario, standin_dict):
+    standin_dict["settings"]["tr"] = {
+        "link": {"downlink": {"trace": {"file": "../elsewhere/d.mm", "format": "mahimahi"}}}
+    }
+    standin_dict["settings"]["tr2"] = {
+        "link": {"downlink": {"trace": {"file": str(tmp_path / "abs.mm"), "format": "mahimahi"}}}
+    }
+    path = write_scenario(standin_dict)
+    assert input_files(path) == sorted(
+        [(tmp_path.parent / "elsewhere" / "d.mm").resolve(), (tmp_path / "abs.mm").resolve()]
+    )
+
+
+def test_input_files_of_a_rise_scenario_with_real_traces():
+    f = REPO / "scenarios" / "rise-content-traces.yaml"
+    files = input_files(f)
+    assert files and all(p.is_absolute() for p in files)
+    assert all(SHARED_DATA.resolve() in p.parents for p in files), files
+    assert input_files(REPO / "scenarios" / "quick.yaml") == []
