@@ -86,7 +86,11 @@ def problems_from(err: ValidationError, prefix: str = "") -> list[tuple[str, str
             msg = "unknown key (not allowed here)"
         elif e["type"] == "missing":
             msg = "required key is missing"
-        if "input" in e and e["type"] not in {"missing", "extra_forbidden"}:
+        if (
+            "input" in e
+            and e["type"] not in {"missing", "extra_forbidden"}
+            and not isinstance(e["input"], dict)  # a model-level check: the key says where
+        ):
             msg += f" (got {show(e['input'])})"
         out.append((key_path(loc, prefix), msg))
     return out

@@ -3,6 +3,7 @@ read, and every bad input reported as one family of errors (file, key, what is a
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from netem.resolve import ResolveError
@@ -53,7 +54,7 @@ def test_bdp_queue_with_rtt_ms_but_no_delay_is_fine(write_scenario, standin_dict
 
 def _with_trace(standin_dict, trace: dict) -> dict:
     up = standin_dict["link"]["uplink"]
-    del up["rate_mbps"]
+    up.pop("rate_mbps", None)
     up["trace"] = trace
     return standin_dict
 
@@ -175,3 +176,119 @@ def test_input_files_of_a_rise_scenario_with_real_traces():
     assert files and all(p.is_absolute() for p in files)
     assert all(SHARED_DATA.resolve() in p.parents for p in files), files
     assert input_files(REPO / "scenarios" / "quick.yaml") == []
+
+
+# --------------------------------------------------------------------------- trace options
+
+
+def test_schedule_duplicates_merged_by_mean(tmp_path):
+    from traces.throughput import read_schedule
+
+    p = tmp_path / "s.txt"
+    p.write_text("0 10\n1 20\n1 40\n3 5\n")
+    with pytest.raises(TraceError) as e:
+        read_schedule(p)
+    assert e.value.line == 3 and "duplicates: mean" in str(e.value)
+    s = read_schedule(p, duplicates="mean")
+    assert list(s.times_s) == [0, 1, 3] and list(s.rate_mbps) == [10, 30, 5]
+    # the missing t=2 is no error: t=1's step lasts 2 s; the last row the median step (1.5 s)
+    assert s.duration_s == 4.5
+
+
+def test_csv_date_time_column_with_duplicates(tmp_path):
+    from traces.throughput import read_csv
+
+    p = tmp_path / "c.csv"
+    p.write_text(
+        "when,thr\n2020-03-29 00:59:59,10\n2020-03-29 00:59:59,20\n2020-03-29 01:00:00,30\n"
+    )
+    fmt = "%Y-%m-%d %H:%M:%S"
+    with pytest.raises(TraceError, match="line 3.*duplicates: mean"):
+        read_csv(p, "when", "thr", "mbps", time_format=fmt)
+    s = read_csv(p, "when", "thr", "mbps", time_format=fmt, duplicates="mean")
+    assert list(s.rate_mbps) == [15, 30] and s.duration_s == 2
+    with pytest.raises(TraceError) as e:
+        read_csv(p, "when", "thr", "mbps", time_format="%H:%M")
+    assert e.value.line == 2 and "does not match time_format '%H:%M'" in str(e.value)
+
+
+def _trace_scenario(write_scenario, standin_dict, trace: dict):
+    return write_scenario(_with_trace(standin_dict, trace))
+
+
+def test_scenario_accepts_what_the_trace_commands_accept(tmp_path, write_scenario, standin_dict):
+    from netem.resolve import resolve_link
+
+    (tmp_path / "mp.txt").write_text("1.0\t300\t40\n2.0\t500\t60\n2.0\t500\t80\n4.0\t0\t20\n")
+    path = _trace_scenario(
+        write_scenario,
+        standin_dict,
+        {"file": "mp.txt", "format": "schedule", "rate_column": 3, "duplicates": "mean"},
+    )
+    run = next(
+        iter(load(path) and __import__("priolab.scenario").scenario.expand(load(path), path))
+    )
+    up = resolve_link(run.link, run.base_dir).uplink
+    # 40 Mbit/s for 1 s, (60+80)/2 for 2 s, 20 for 1.5 s (the median step): 210 Mbit in 4.5 s
+    assert up.mean_rate_bps == pytest.approx(210e6 / 4.5)
+    r = main(["trace", "info", str(tmp_path / "mp.txt"), "--column", "3", "--duplicates", "mean"])
+    assert r == 0
+
+
+@pytest.mark.parametrize(
+    ("trace", "key", "needle"),
+    [
+        (
+            {"format": "schedule", "time_column": "t"},
+            "link.uplink.trace.time_column",
+            "only for format 'csv'",
+        ),
+        ({"format": "schedule", "rate_column": "thr"}, "link.uplink.trace.rate_column", "number"),
+        ({"format": "schedule", "rate_column": 1}, "link.uplink.trace.rate_column", "2 or more"),
+        ({"format": "mahimahi", "row_step_s": 1}, "link.uplink.trace", "not for format"),
+        ({"format": "csv", "time_column": "t", "rate_unit": "mbps"}, "link.uplink.trace", "needs"),
+        ({"format": "schedule", "gap": "hold"}, "link.uplink.trace.gap", "only for format"),
+        ({"format": "schedule", "duplicates": "sum"}, "link.uplink.trace.duplicates", "'mean'"),
+    ],
+)
+def test_trace_options_are_checked_by_key(
+    tmp_path, write_scenario, standin_dict, trace, key, needle
+):
+    (tmp_path / "t.txt").write_text("0 1\n")
+    problems = _problems(_trace_scenario(write_scenario, standin_dict, {"file": "t.txt", **trace}))
+    assert key in problems, problems
+    assert needle in problems[key]
+
+
+def test_csv_gap_policy_in_a_scenario(tmp_path, write_scenario, standin_dict):
+    (tmp_path / "g.csv").write_text("t,r\n0,8\n1,8\n2,8\n30,8\n31,8\n")
+    base = {"file": "g.csv", "format": "csv", "time_column": "t", "rate_column": "r"}
+    base["rate_unit"] = "mbps"
+    msg = _problems(_trace_scenario(write_scenario, standin_dict, dict(base)))[
+        "link.uplink.trace.file"
+    ]
+    assert "line 5: gap of 28 s" in msg
+    load(_trace_scenario(write_scenario, standin_dict, {**base, "gap": "zero"}))
+
+
+SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
+
+
+@pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
+def test_irregular_real_file_policies():
+    """4g_trace_walking_50007_c skips t=85 and repeats t=156. row_step_s: 1 replays its 800
+    rows as 800 s (as the SIGCOMM'21 artifact does); duplicates: mean merges t=156 into one
+    row and holds t=84 for 2 s (799 rows over 800 s)."""
+    from traces.throughput import read_schedule
+    from traces.throughput_ops import mean_mbps
+
+    f = SIG / "4g_trace_walking_50007_c.txt"
+    rows = read_schedule(f, step_s=1.0)
+    merged = read_schedule(f, duplicates="mean")
+    assert len(rows.times_s) == 800 and rows.duration_s == 800
+    assert len(merged.times_s) == 799 and merged.duration_s == 800
+    i84 = int(np.flatnonzero(merged.times_s == 84)[0])
+    assert merged.times_s[i84 + 1] == 86
+    i156 = int(np.flatnonzero(merged.times_s == 156)[0])
+    assert merged.rate_mbps[i156] == pytest.approx((119.0 + 93.5) / 2)
+    assert abs(mean_mbps(merged) - mean_mbps(rows)) < 0.1

@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,12 +22,12 @@ from traces.errors import TraceError
 from traces.throughput import (
     DeliveryOpportunities,
     RateSchedule,
-    read_csv,
-    read_mahimahi,
-    read_schedule,
     write_mahimahi,
     write_schedule,
 )
+
+if TYPE_CHECKING:
+    from netem.model import TraceRate
 
 Trace = RateSchedule | DeliveryOpportunities
 Handler = Callable[[argparse.Namespace], int]
@@ -63,30 +65,63 @@ def sniff_format(path: Path) -> str:
 
 
 def _add_input(p: argparse.ArgumentParser) -> None:
+    """The reading options of a link's `trace:` in a scenario (netem.model.TraceRate), as flags."""
     p.add_argument("input", type=Path, help="throughput trace")
     p.add_argument("--format", choices=["auto", "mahimahi", "schedule", "csv"], default="auto")
-    p.add_argument("--column", type=int, default=2, help="schedule: 1-based rate column")
+    p.add_argument("--column", type=int, default=None, help="schedule: 1-based rate column")
     p.add_argument(
         "--row-step-s", type=float, default=None, help="schedule: one row per this many seconds"
     )
-    p.add_argument("--time-column", help="csv: time column (s)")
+    p.add_argument(
+        "--duplicates", choices=["error", "mean"], default="error", help="rows of one time"
+    )
+    p.add_argument("--time-column", help="csv: time column")
+    p.add_argument("--time-format", help="csv: strptime format of a date-time time column")
     p.add_argument("--rate-column", help="csv: rate column")
     p.add_argument("--rate-unit", choices=["bps", "kbps", "mbps"], help="csv: rate unit")
-    p.add_argument("--step-s", type=float, default=1.0, help="csv: resampling step")
-    p.add_argument("--gap", choices=["error", "hold", "zero"], default="error", help="csv gaps")
+    p.add_argument("--step-s", type=float, default=None, help="csv: resampling step")
+    p.add_argument("--gap", choices=["error", "hold", "zero"], default=None, help="csv gaps")
+    p.add_argument("--max-gap-s", type=float, default=None, help="csv: longest normal gap")
+
+
+def trace_config(args: argparse.Namespace) -> TraceRate:
+    """The flags as the `trace:` mapping a scenario would hold (same model, same checks)."""
+    from pydantic import ValidationError
+
+    from netem.model import TraceRate
+    from priolab.errors import problems_from
+
+    fmt = sniff_format(args.input) if args.format == "auto" else args.format
+    given = {
+        "rate_column": args.column if fmt != "csv" else args.rate_column,
+        "row_step_s": args.row_step_s,
+        "time_column": args.time_column,
+        "time_format": args.time_format,
+        "rate_unit": args.rate_unit,
+        "step_s": args.step_s,
+        "gap": args.gap,
+        "max_gap_s": args.max_gap_s,
+    }
+    cfg = {"file": args.input, "format": fmt, **{k: v for k, v in given.items() if v is not None}}
+    if args.duplicates != "error":
+        cfg["duplicates"] = args.duplicates
+    try:
+        return TraceRate.model_validate(cfg)
+    except ValidationError as e:
+        flag = {k: "--" + k.replace("_", "-") for k in TraceRate.model_fields}
+        flag["rate_column"] = "--rate-column" if fmt == "csv" else "--column"
+        msgs = []
+        for k, m in problems_from(e):
+            for field, f in flag.items():
+                m = re.sub(rf"\b{field}\b", f, m)
+            msgs.append(m if k == "(top level)" else f"{flag.get(k, k)}: {m}")
+        raise TraceError(args.input, "; ".join(msgs)) from e
 
 
 def read_input(args: argparse.Namespace) -> Trace:
-    fmt = sniff_format(args.input) if args.format == "auto" else args.format
-    if fmt == "mahimahi":
-        return read_mahimahi(args.input)
-    if fmt == "schedule":
-        return read_schedule(args.input, rate_column=args.column, step_s=args.row_step_s)
-    if not (args.time_column and args.rate_column and args.rate_unit):
-        raise TraceError(args.input, "csv input needs --time-column, --rate-column, --rate-unit")
-    return read_csv(
-        args.input, args.time_column, args.rate_column, args.rate_unit, args.step_s, args.gap
-    )
+    from traces.throughput import read_trace
+
+    return read_trace(trace_config(args), args.input)
 
 
 def write_output(x: Trace, path: Path, to: str) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -39,6 +40,7 @@ __all__ = [
     "read_csv",
     "read_mahimahi",
     "read_schedule",
+    "read_trace",
     "write_mahimahi",
     "write_schedule",
 ]
@@ -49,6 +51,7 @@ MTU_BYTES = 1500
 RateUnit = Literal["bps", "kbps", "mbps"]
 _UNIT_TO_MBPS: dict[str, float] = {"bps": 1e-6, "kbps": 1e-3, "mbps": 1.0}
 GapPolicy = Literal["error", "hold", "zero"]
+DuplicatePolicy = Literal["error", "mean"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,16 +160,57 @@ def write_mahimahi(opps: DeliveryOpportunities, path: Path) -> None:
 # --------------------------------------------------------------------------- schedule
 
 
-def read_schedule(path: Path, rate_column: int = 2, step_s: float | None = None) -> RateSchedule:
+def _ordered(
+    path: Path,
+    times: list[float],
+    rates: list[float],
+    linenos: list[int],
+    duplicates: DuplicatePolicy,
+    hint: str,
+) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """Check that times increase; rows sharing a time are merged into one row with their mean
+    rate when duplicates="mean" (an error naming the line otherwise). A time that goes back
+    is always an error."""
+    if duplicates not in ("error", "mean"):
+        raise TraceError(path, f"duplicates {show(duplicates)}; allowed: error, mean")
+    out_t: list[float] = []
+    out_r: list[list[float]] = []
+    out_l: list[int] = []
+    for t, r, ln in zip(times, rates, linenos, strict=True):
+        if out_t and t == out_t[-1] and duplicates == "mean":
+            out_r[-1].append(r)
+            continue
+        if out_t and t <= out_t[-1]:
+            raise TraceError(
+                path,
+                f"time {t:g} does not increase (previous {out_t[-1]:g} on line {out_l[-1]}); "
+                + hint,
+                ln,
+            )
+        out_t.append(t)
+        out_r.append([r])
+        out_l.append(ln)
+    return np.array(out_t), np.array([sum(g) / len(g) for g in out_r]), out_l
+
+
+def read_schedule(
+    path: Path,
+    rate_column: int = 2,
+    step_s: float | None = None,
+    duplicates: DuplicatePolicy = "error",
+) -> RateSchedule:
     """Whitespace-separated `time_s rate_mbps [more columns]` (Lumos5G / SIGCOMM'21).
 
     rate_column: 1-based column holding the rate (the SIGCOMM'21 multipath files: 2 = 5G,
     3 = 4G). Times are shifted so the first row starts at 0. The step of the last row is the
     median time step (1 s for a one-row file), unless a `# duration_s X` line gives the length
     (X in the file's own time base, measured from the first row's time).
-    step_s: None: times must strictly increase. A number: the time column is ignored (it must
-    still be numeric) and row k is the step [k·step_s, (k+1)·step_s) — that is how the
-    SIGCOMM'21 artifact replays these files (one row per second).
+    step_s: None: times must increase. A number: the time column is ignored (it must still be
+    numeric) and row k is the step [k·step_s, (k+1)·step_s) — that is how the SIGCOMM'21
+    artifact replays these files (one row per second).
+    duplicates (without step_s): "error" (default) or "mean": rows with the same time become
+    one step with their mean rate. A missing time is no error: the step before it lasts
+    until the next row (the schedule is piecewise constant).
     Lines starting with `#` and blank lines are ignored.
     """
     if rate_column < 2:
@@ -192,13 +236,6 @@ def read_schedule(path: Path, rate_column: int = 2, step_s: float | None = None)
         r = _float(path, fields[rate_column - 1], "rate", lineno)
         if r < 0:
             raise TraceError(path, f"negative rate {r} Mbit/s", lineno)
-        if step_s is None and times and t <= times[-1]:
-            raise TraceError(
-                path,
-                f"time {t} s does not increase (previous {times[-1]} s on line {lines[-1]}); "
-                "to replay such a file row by row give step_s",
-                lineno,
-            )
         times.append(t)
         rates.append(r)
         lines.append(lineno)
@@ -206,7 +243,11 @@ def read_schedule(path: Path, rate_column: int = 2, step_s: float | None = None)
         raise TraceError(path, "no data rows")
     if step_s is not None:
         return RateSchedule(np.arange(len(rates)) * step_s, np.array(rates), len(rates) * step_s)
-    t_arr = np.array(times) - times[0]
+    hint = "to replay the rows one per step give row_step_s (CLI --row-step-s)"
+    if duplicates == "error":
+        hint += ", or merge rows of one time with duplicates: mean"
+    t_arr, r_arr, _ = _ordered(path, times, rates, lines, duplicates, hint)
+    t_arr = t_arr - t_arr[0]
     if duration is None:
         last_step = float(np.median(np.diff(t_arr))) if len(t_arr) > 1 else 1.0
         duration = float(t_arr[-1]) + last_step
@@ -214,7 +255,7 @@ def read_schedule(path: Path, rate_column: int = 2, step_s: float | None = None)
         raise TraceError(
             path, f"duration_s {duration} must exceed the last row's time {t_arr[-1]} s"
         )
-    return RateSchedule(t_arr, np.array(rates), duration)
+    return RateSchedule(t_arr, r_arr, duration)
 
 
 def write_schedule(schedule: RateSchedule, path: Path) -> None:
@@ -232,6 +273,22 @@ def write_schedule(schedule: RateSchedule, path: Path) -> None:
 # --------------------------------------------------------------------------- csv
 
 
+def _csv_time(path: Path, s: str, column: str, time_format: str | None, lineno: int) -> float:
+    """Seconds: the cell as a number, or parsed as a date-time with time_format (strptime;
+    a date-time without a zone is taken as UTC, so no daylight-saving shift moves it)."""
+    if time_format is None:
+        return _float(path, s, f"time ({column})", lineno)
+    try:
+        d = datetime.strptime(s, time_format)
+    except ValueError:
+        raise TraceError(
+            path, f"time ({column}) {show(s)} does not match time_format {time_format!r}", lineno
+        ) from None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=UTC)
+    return d.timestamp()
+
+
 def read_csv(
     path: Path,
     time_column: str,
@@ -240,9 +297,15 @@ def read_csv(
     step_s: float = 1.0,
     gap: GapPolicy = "error",
     max_gap_s: float | None = None,
+    time_format: str | None = None,
+    duplicates: DuplicatePolicy = "error",
 ) -> RateSchedule:
     """A CSV with a header row; irregular samples are resampled to a fixed step.
 
+    time_column holds seconds as numbers, or date-time strings when time_format (a strptime
+    format such as "%Y-%m-%d %H:%M:%S") is given. Rows sharing a time: an error, or with
+    duplicates="mean" one sample with their mean rate (e.g. Lumos5G's CSV logs several rows per
+    second stamped to the second).
     Each sample's rate holds from its time until the next sample (zero-order hold); the last
     sample holds for the median sampling interval. Times are shifted so the first sample is at
     0. Each output step is the time-weighted mean rate over [k·step_s, (k+1)·step_s); the last
@@ -253,11 +316,13 @@ def read_csv(
     previous sample holds for one median interval, then the rate is 0 until the next sample.
     """
     if rate_unit not in _UNIT_TO_MBPS:
-        raise TraceError(path, f"unknown rate unit {rate_unit!r}; allowed: bps, kbps, mbps")
+        raise TraceError(path, f"unknown rate unit {show(rate_unit)}; allowed: bps, kbps, mbps")
     if gap not in ("error", "hold", "zero"):
-        raise TraceError(path, f"unknown gap policy {gap!r}; allowed: error, hold, zero")
+        raise TraceError(path, f"unknown gap policy {show(gap)}; allowed: error, hold, zero")
     if not (step_s > 0 and math.isfinite(step_s)):
         raise TraceError(path, f"step_s must be > 0, not {step_s}")
+    if max_gap_s is not None and not (max_gap_s > 0 and math.isfinite(max_gap_s)):
+        raise TraceError(path, f"max_gap_s must be > 0, not {max_gap_s}")
     lines = data_lines(path)
     try:
         rows = list(csv.reader([s for _, s in lines]))
@@ -274,23 +339,17 @@ def read_csv(
     for (lineno, _), row in zip(lines[1:], rows[1:], strict=True):
         if len(row) != len(header):
             raise TraceError(path, f"{len(row)} fields, the header has {len(header)}", lineno)
-        t = _float(path, row[ti].strip(), f"time ({time_column})", lineno)
+        times.append(_csv_time(path, row[ti].strip(), time_column, time_format, lineno))
         r = _float(path, row[ri].strip(), f"rate ({rate_column})", lineno)
         if r < 0:
             raise TraceError(path, f"negative rate {r} {rate_unit}", lineno)
-        if times and t <= times[-1]:
-            raise TraceError(
-                path,
-                f"time {t} does not increase (previous {times[-1]} on line {linenos[-1]})",
-                lineno,
-            )
-        times.append(t)
         rates.append(r * _UNIT_TO_MBPS[rate_unit])
         linenos.append(lineno)
     if not times:
         raise TraceError(path, "no data rows after the header")
-    t_arr = np.array(times) - times[0]
-    r_arr = np.array(rates)
+    hint = "merge rows of one time with duplicates: mean" if duplicates == "error" else ""
+    t_arr, r_arr, linenos = _ordered(path, times, rates, linenos, duplicates, hint)
+    t_arr = t_arr - t_arr[0]
     dt = np.diff(t_arr)
     median_dt = float(np.median(dt)) if len(dt) else step_s
     limit = 5.0 * median_dt if max_gap_s is None else max_gap_s
@@ -325,21 +384,37 @@ def _resample(starts: np.ndarray, rates: np.ndarray, end_s: float, step_s: float
 # --------------------------------------------------------------------------- load_trace
 
 
+def read_trace(trace: TraceRate, path: Path) -> RateSchedule | DeliveryOpportunities:
+    """Read `path` with every reading option of a link's trace config (format, columns, row
+    step, time format, duplicates, gaps); the scale options are not applied. The scenario's
+    links (`load_trace`) and the `priolab trace` commands read through this one function."""
+    if trace.format == "mahimahi":
+        return read_mahimahi(path)
+    if trace.format == "schedule":
+        col = trace.rate_column if isinstance(trace.rate_column, int) else 2
+        return read_schedule(path, col, trace.row_step_s, trace.duplicates)
+    assert trace.time_column and isinstance(trace.rate_column, str) and trace.rate_unit
+    return read_csv(
+        path,
+        trace.time_column,
+        trace.rate_column,
+        trace.rate_unit,
+        trace.step_s,
+        trace.gap,
+        trace.max_gap_s,
+        trace.time_format,
+        trace.duplicates,
+    )
+
+
 def load_trace(trace: TraceRate, base_dir: Path) -> RateSchedule | DeliveryOpportunities:
-    """Read the trace a link config names: resolve the path against base_dir, read the format,
-    then apply `scale` or `target_mean_mbps` (traces.throughput_ops.scale / scale_to_mean)."""
+    """Read the trace a link config names: resolve the path against base_dir, read it
+    (`read_trace`), then apply `scale` or `target_mean_mbps` (traces.throughput_ops)."""
     from traces.throughput_ops import scale, scale_to_mean
 
     path = trace.file if trace.file.is_absolute() else Path(base_dir) / trace.file
-    result: RateSchedule | DeliveryOpportunities
     try:
-        if trace.format == "mahimahi":
-            result = read_mahimahi(path)
-        elif trace.format == "schedule":
-            result = read_schedule(path)
-        else:
-            assert trace.time_column and trace.rate_column and trace.rate_unit
-            result = read_csv(path, trace.time_column, trace.rate_column, trace.rate_unit)
+        result = read_trace(trace, path)
         if trace.target_mean_mbps is not None:
             return scale_to_mean(result, trace.target_mean_mbps)
         if trace.scale != 1.0:
