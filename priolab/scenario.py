@@ -240,12 +240,10 @@ def _trace_path(link: Link, direction: str, base_dir: Path) -> Path | None:
 
 
 def _param_files(params: BaseModel, base_dir: Path) -> list[Path]:
-    """Every file a workload's parameters name (fields holding a Path), resolved."""
-    return [
-        v if v.is_absolute() else (base_dir / v)
-        for v in params.__dict__.values()
-        if isinstance(v, Path)
-    ]
+    """Every file a workload's parameters name (fields holding a Path, or a mapping with a
+    `file` path such as a tracking trace with reading options), resolved."""
+    found = [getattr(v, "file", v) for v in params.__dict__.values()]
+    return [f if f.is_absolute() else (base_dir / f) for f in found if isinstance(f, Path)]
 
 
 def input_files(path: Path | str) -> list[Path]:

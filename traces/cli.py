@@ -28,6 +28,7 @@ from traces.throughput import (
 
 if TYPE_CHECKING:
     from netem.model import TraceRate
+    from traces.tracking_layouts import TrackingSource
 
 Trace = RateSchedule | DeliveryOpportunities
 Handler = Callable[[argparse.Namespace], int]
@@ -145,7 +146,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     from traces.throughput_ops import summary
 
     first = _first_line(args.input)
-    if first.startswith("time_s,") or first.startswith("timestamp viewpoint"):
+    if _is_tracking(first):
         return _tracking_info(args.input, args.json)
     if _is_frame_trace(first):
         return _frames_info(args.input, args.json)
@@ -298,7 +299,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     first = _first_line(args.input)
     fig, ax = plt.subplots(figsize=(8, 3))
-    if first.startswith("time_s,") or first.startswith("timestamp viewpoint"):
+    if _is_tracking(first):
         from traces.tracking import read_tracking
 
         t = read_tracking(args.input)
@@ -332,6 +333,38 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _is_tracking(first_line: str) -> bool:
+    """A head-movement trace: the endpoint's CSV, a Corbillon file, or a table naming yaw or
+    a quaternion (traces.tracking_layouts)."""
+    low = first_line.lower()
+    return (
+        first_line.startswith(("time_s,", "timestamp viewpoint"))
+        or "yaw" in low
+        or "quaternion" in low
+    )
+
+
+def tracking_source(args: argparse.Namespace) -> TrackingSource:
+    """The tracking flags as the `tracking_trace:` mapping a scenario would hold."""
+    from pydantic import ValidationError
+
+    from priolab.errors import problems_from
+    from traces.tracking_layouts import TrackingSource
+
+    cfg: dict[str, object] = {"file": args.input}
+    for key in ("layout", "time_unit", "time_format", "angle_unit"):
+        if getattr(args, key) is not None:
+            cfg[key] = getattr(args, key)
+    if args.column:
+        pairs = [c.partition("=") for c in args.column]
+        cfg["columns"] = {k: v for k, _, v in pairs}
+    try:
+        return TrackingSource.model_validate(cfg)
+    except ValidationError as e:
+        msgs = [f"--{k.split('.')[0].replace('_', '-')}: {m}" for k, m in problems_from(e)]
+        raise TraceError(args.input, "; ".join(msgs)) from e
+
+
 @_guard
 def cmd_tracking(args: argparse.Namespace) -> int:
     from traces.tracking import read_tracking, resample, write_tracking_csv
@@ -352,7 +385,10 @@ def cmd_tracking(args: argparse.Namespace) -> int:
     else:
         if args.input is None:
             raise TraceError(None, "give an input trace or --synthetic SPEED")
-        t = resample(read_tracking(args.input), args.rate_hz, args.duration_s, not args.no_loop)
+        src = tracking_source(args)
+        t = resample(
+            read_tracking(args.input, src), args.rate_hz, args.duration_s, not args.no_loop
+        )
     write_tracking_csv(t, args.output)
     return 0
 
@@ -447,13 +483,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("tracking", help="head movement: convert/resample, or generate")
-    p.add_argument("input", type=Path, nargs="?", help="Corbillon .txt or tracking CSV")
+    p.add_argument("input", type=Path, nargs="?", help="any head-movement trace (README)")
     p.add_argument("output", type=Path, help="time_s,yaw_rad,pitch_rad,roll_rad CSV")
     p.add_argument("--rate-hz", type=float, default=60.0)
     p.add_argument("--duration-s", type=float, help="default: the input's length (synthetic 60)")
     p.add_argument("--no-loop", action="store_true", help="cut at the end instead of looping")
     p.add_argument("--synthetic", help="slow|moderate|fast or a speed in deg/s")
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--layout", choices=["auto", "rows", "wide"], help="table: rows or wide")
+    p.add_argument("--time-unit", choices=["s", "ms", "us", "ns"], help="numeric time unit")
+    p.add_argument("--time-format", help="strptime format of a date-time time column")
+    p.add_argument("--angle-unit", choices=["deg", "rad"], help="Euler angle unit")
+    p.add_argument(
+        "--column",
+        action="append",
+        metavar="SIGNAL=NAME",
+        help="name a signal's column (time, yaw, pitch, roll, w, x, y, z); repeatable",
+    )
     p.set_defaults(func=cmd_tracking)
 
     p = sub.add_parser("video", help="frame-size trace from a real ffmpeg/libx264 encode")

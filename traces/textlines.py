@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime
 from pathlib import Path
 
 from priolab.errors import show
@@ -34,3 +35,19 @@ def finite_float(path: Path, s: str, what: str, lineno: int) -> float:
     if not math.isfinite(v):
         raise TraceError(path, f"{what} is {show(s)}; it must be finite", lineno)
     return v
+
+
+def time_value(path: Path, s: str, what: str, time_format: str | None, lineno: int) -> float:
+    """Seconds in cell `s`: a number, or a date-time parsed with time_format (strptime; one
+    without a zone is taken as UTC, so no daylight-saving shift moves it)."""
+    if time_format is None:
+        return finite_float(path, s, what, lineno)
+    try:
+        d = datetime.strptime(s, time_format)
+    except ValueError:
+        raise TraceError(
+            path, f"{what} {show(s)} does not match time_format {time_format!r}", lineno
+        ) from None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=UTC)
+    return d.timestamp()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from priolab.errors import show
 from traces.errors import TraceError
-from traces.textlines import data_lines
+from traces.textlines import data_lines, time_value
 from traces.textlines import finite_float as _float
 
 if TYPE_CHECKING:
@@ -273,22 +272,6 @@ def write_schedule(schedule: RateSchedule, path: Path) -> None:
 # --------------------------------------------------------------------------- csv
 
 
-def _csv_time(path: Path, s: str, column: str, time_format: str | None, lineno: int) -> float:
-    """Seconds: the cell as a number, or parsed as a date-time with time_format (strptime;
-    a date-time without a zone is taken as UTC, so no daylight-saving shift moves it)."""
-    if time_format is None:
-        return _float(path, s, f"time ({column})", lineno)
-    try:
-        d = datetime.strptime(s, time_format)
-    except ValueError:
-        raise TraceError(
-            path, f"time ({column}) {show(s)} does not match time_format {time_format!r}", lineno
-        ) from None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=UTC)
-    return d.timestamp()
-
-
 def read_csv(
     path: Path,
     time_column: str,
@@ -339,7 +322,9 @@ def read_csv(
     for (lineno, _), row in zip(lines[1:], rows[1:], strict=True):
         if len(row) != len(header):
             raise TraceError(path, f"{len(row)} fields, the header has {len(header)}", lineno)
-        times.append(_csv_time(path, row[ti].strip(), time_column, time_format, lineno))
+        times.append(
+            time_value(path, row[ti].strip(), f"time ({time_column})", time_format, lineno)
+        )
         r = _float(path, row[ri].strip(), f"rate ({rate_column})", lineno)
         if r < 0:
             raise TraceError(path, f"negative rate {r} {rate_unit}", lineno)

@@ -16,7 +16,7 @@ import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from priolab.errors import show
 from traces.errors import TraceError
 from traces.orientation import euler_to_quat, quat_to_euler, slerp
 from traces.textlines import data_lines
+
+if TYPE_CHECKING:
+    from traces.tracking_layouts import TrackingSource
 
 TRACKING_HEADER = ["time_s", "yaw_rad", "pitch_rad", "roll_rad"]
 
@@ -158,12 +161,19 @@ def read_tracking_csv(path: Path) -> TrackingTrace:
     return from_euler(v[:, 0], v[:, 1:4])
 
 
-def read_tracking(path: Path) -> TrackingTrace:
-    """Any supported tracking format, recognised by its header line."""
+def read_tracking(path: Path, source: TrackingSource | None = None) -> TrackingTrace:
+    """Any supported tracking format: the endpoint's CSV and the Corbillon MMSys'18 files by
+    their exact header line, else a head-movement table in the rows or wide layout
+    (traces.tracking_layouts; `source` gives its reading options)."""
+    from traces.tracking_layouts import read_layout
+
     first = data_lines(path)[0][1]
-    if first.startswith("time_s,"):
-        return read_tracking_csv(path)
-    return read_corbillon(path)
+    if source is None or source.model_fields_set <= {"file"}:
+        if [h.strip() for h in first.split(",")] == TRACKING_HEADER:
+            return read_tracking_csv(path)
+        if first.split()[:2] == ["timestamp", "viewpoint"]:
+            return read_corbillon(path)
+    return read_layout(path, source)
 
 
 def write_tracking_csv(trace: TrackingTrace, path: Path) -> None:

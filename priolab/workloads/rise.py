@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from priolab.paths import REPO_ROOT
 from priolab.workloads.base import ProcessSpec, RunContext
+from traces.tracking_layouts import TrackingSource
 
 # ringmaster's decoder rejects frames of 1,000,000 bytes or more (MAX_DECODING_BUF,
 # src/app/decoder.cc): the endpoint caps every frame one byte below (rise-core MAX_FRAME_BYTES)
@@ -39,7 +40,7 @@ class RiseParams(BaseModel):
     frame_trace: Path | None = None
     tracking_hz: float = Field(default=60.0, gt=0.0, le=1000.0)
     tracking_speed_deg_s: float | None = Field(default=None, ge=0.0, le=1000.0)
-    tracking_trace: Path | None = None
+    tracking_trace: Path | TrackingSource | None = None
     prio_guest: bool = True
     prio_host: bool = True
     buffer_bytes: int = Field(default=1_048_576, ge=1500, le=1 << 30)
@@ -76,19 +77,19 @@ class Rise:
         assert isinstance(params, RiseParams)
         from traces.errors import TraceError
         from traces.frames import read_frame_csv
-        from traces.tracking import read_tracking
+        from traces.tracking_layouts import load_tracking
 
         out = []
-        for key, reader in (("frame_trace", read_frame_csv), ("tracking_trace", read_tracking)):
+        for key in ("frame_trace", "tracking_trace"):
             p = getattr(params, key)
             if p is None:
                 continue
-            f = _resolve(p, base_dir)
+            f = _resolve(p.file if isinstance(p, TrackingSource) else p, base_dir)
             if not f.is_file():
                 out.append((key, f"file not found: {f}"))
                 continue
-            try:
-                reader(f)
+            try:  # the readers the run uses (prepare; the endpoint reads this CSV form)
+                load_tracking(p, base_dir) if key == "tracking_trace" else read_frame_csv(f)
             except TraceError as e:
                 out.append((key, str(e)))
         return out
@@ -121,12 +122,13 @@ class Rise:
         assert isinstance(params, RiseParams)
         if params.tracking_trace is None:
             return {}
-        from traces.tracking import read_tracking, resample, write_tracking_csv
+        from traces.tracking import resample, write_tracking_csv
+        from traces.tracking_layouts import load_tracking
 
-        src = _resolve(params.tracking_trace, ctx.base_dir)
+        src, trace = load_tracking(params.tracking_trace, ctx.base_dir)
         out = ctx.run_dir / "inputs" / "tracking.csv"
         out.parent.mkdir(parents=True, exist_ok=True)
-        write_tracking_csv(resample(read_tracking(src), params.tracking_hz), out)
+        write_tracking_csv(resample(trace, params.tracking_hz), out)
         return {"tracking_trace": str(out), "tracking_trace_source": str(src)}
 
     def _common(self, params: RiseParams, ctx: RunContext, prio: bool) -> list[str]:
