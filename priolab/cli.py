@@ -32,8 +32,12 @@ def scenario_warnings(runs: list[RunSpec]) -> list[tuple[str, str]]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from priolab.scenario import expand, load
+    from priolab.scenario import expand, input_files, load
 
+    if args.inputs:  # the files the runs read; listed even where they are missing
+        for f in input_files(args.scenario):
+            print(f)
+        return 0
     sc = load(args.scenario)
     runs = expand(sc, Path(args.scenario))
     for key, msg in scenario_warnings(runs):
@@ -98,6 +102,9 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="validate a scenario file and print its expanded matrix")
     c.add_argument("scenario")
     c.add_argument("--json", action="store_true", help="print the runs as JSON")
+    c.add_argument(
+        "--inputs", action="store_true", help="only list the files the runs read (absolute)"
+    )
     c.set_defaults(func=_check)
 
     r = sub.add_parser("run-one", help="run one matrix point of a scenario")

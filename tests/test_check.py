@@ -432,3 +432,10 @@ def test_tracking_command_takes_the_same_options(tmp_path, capsys):
     assert np.median(_speeds(read_tracking(out))) == pytest.approx(20.0, rel=1e-3)
     assert main(["trace", "tracking", str(src), str(out), "--column", "bogus=t"]) == 2
     assert "--columns: " in capsys.readouterr().err
+
+
+def test_check_inputs_lists_the_files(capsys):
+    f = REPO / "scenarios" / "rise-content-traces.yaml"
+    assert main(["check", str(f), "--inputs"]) == 0
+    printed = capsys.readouterr().out.split()
+    assert printed == [str(p) for p in input_files(f)] and printed
