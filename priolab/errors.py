@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 MAX_VALUE_CHARS = 80
 """A value quoted in a message is cut to this many characters."""
@@ -59,13 +59,30 @@ class ScenarioError(UserError):
     title = "invalid scenario"
 
 
+_TYPE_TAGS = {"int", "str", "float", "bool", "bytes", "path", "dict", "list", "none"}
+
+
+def _model_names(cls: type[BaseModel] = BaseModel) -> set[str]:
+    out = set()
+    for sub in cls.__subclasses__():
+        out |= {sub.__name__} | _model_names(sub)
+    return out
+
+
 def key_path(loc: tuple[int | str, ...], prefix: str = "") -> str:
-    """Render a pydantic error location as `a.b[0].c`, skipping union tags."""
+    """Render a pydantic error location as `a.b[0].c`, skipping union tags (the member
+    types pydantic tried: `int`, `str`, a model's class name, `function-after[...]`)."""
     out = prefix
+    models = _model_names()
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in {"function-after", "function-before"} or "[" in str(part):
+        elif (
+            part in {"function-after", "function-before"}
+            or "[" in str(part)
+            or part in _TYPE_TAGS
+            or part in models
+        ):
             continue  # pydantic's validator/union-member markers are not keys
         else:
             out += f".{part}" if out else str(part)
@@ -93,4 +110,12 @@ def problems_from(err: ValidationError, prefix: str = "") -> list[tuple[str, str
         ):
             msg += f" (got {show(e['input'])})"
         out.append((key_path(loc, prefix), msg))
-    return out
+    # the members of a union fail at the same key: one problem, their messages joined
+    merged: dict[str, list[str]] = {}
+    for k, m in out:
+        merged.setdefault(k, [])
+        if m not in merged[k]:
+            merged[k].append(m)
+    # a union member that got further (a mapping's key) says more than the ones that did not
+    deeper = {k for k in merged if any(o.startswith(k + ".") for o in merged)}
+    return [(k, " or ".join(ms)) for k, ms in merged.items() if k not in deeper]

@@ -439,3 +439,15 @@ def test_check_inputs_lists_the_files(capsys):
     assert main(["check", str(f), "--inputs"]) == 0
     printed = capsys.readouterr().out.split()
     assert printed == [str(p) for p in input_files(f)] and printed
+
+
+def test_union_members_give_one_problem_at_the_key(write_scenario, standin_dict, tmp_path):
+    (tmp_path / "t.txt").write_text("0 1\n")
+    d = _with_trace(standin_dict, {"file": "t.txt", "format": "schedule", "rate_column": 2.5})
+    problems = _problems(write_scenario(d))
+    assert list(problems) == ["link.uplink.trace.rate_column"]
+    sc = _rise_scenario({"tracking_trace": {"file": "h.txt", "angle_unit": "grad"}})
+    problems = _problems(write_scenario(sc))
+    (key, msg), *rest = problems.items()
+    assert not rest and key.endswith("workload.tracking_trace.angle_unit")
+    assert "'deg' or 'rad'" in msg
