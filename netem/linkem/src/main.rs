@@ -6,6 +6,7 @@ mod shell;
 use linkem::{parse_config, Direction};
 use shell::args::parse_args;
 use shell::forward::Forwarder;
+use shell::pace::Pacer;
 use shell::packet_log::{self, LogTx};
 use shell::socket::{open_rx, open_tx};
 use std::fs::File;
@@ -48,20 +49,37 @@ fn main() -> ExitCode {
     }
 }
 
-/// LINKEM_RT_PRIO: SCHED_FIFO priority of the forwarding threads (default 10; 0: off).
-fn rt_priority() -> io::Result<Option<i32>> {
-    match std::env::var("LINKEM_RT_PRIO") {
-        Err(_) => Ok(Some(10)),
-        Ok(v) => match v.trim().parse::<i32>() {
-            Ok(0) => Ok(None),
-            Ok(p) if (1..=99).contains(&p) => Ok(Some(p)),
+/// An integer environment variable in `range`, or `default` when unset.
+fn env_int(name: &str, default: u64, range: std::ops::RangeInclusive<u64>) -> io::Result<u64> {
+    match std::env::var(name) {
+        Err(_) => Ok(default),
+        Ok(v) => match v.trim().parse::<u64>() {
+            Ok(x) if range.contains(&x) => Ok(x),
             _ => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("LINKEM_RT_PRIO must be 0..=99, got {v:?}"),
+                format!(
+                    "{name} must be {}..={}, got {v:?}",
+                    range.start(),
+                    range.end()
+                ),
             )),
         },
     }
 }
+
+/// LINKEM_RT_PRIO: SCHED_FIFO priority of the forwarding threads (default 10; 0: off).
+fn rt_priority() -> io::Result<Option<i32>> {
+    let p = env_int("LINKEM_RT_PRIO", 10, 0..=99)?;
+    Ok((p > 0).then_some(p as i32))
+}
+
+/// LINKEM_BATCH_US: the departure batching bound in µs (see shell/pace.rs; 0: none).
+fn batch_ns() -> io::Result<u64> {
+    Ok(env_int("LINKEM_BATCH_US", DEFAULT_BATCH_US, 0..=10_000)? * 1_000)
+}
+
+/// Default departure batching bound, chosen from the delay-error target (netem/README.md).
+const DEFAULT_BATCH_US: u64 = 250;
 
 /// Block SIGINT/SIGTERM in this and every later thread; the main thread waits for them.
 fn block_stop_signals() -> libc::sigset_t {
@@ -118,18 +136,21 @@ fn run(args: &shell::args::Args, cfg: &linkem::Config) -> io::Result<()> {
     let epoch_ns = shell::clock::monotonic_ns();
     let buf_bytes = (cfg.mtu_bytes + 14) as usize;
     let rt_prio = rt_priority()?;
-    let make = |name: &'static str, dcfg, stream, rx, tx| Forwarder {
-        name,
-        core: Direction::new(dcfg, cfg.mtu_bytes, cfg.seed, stream),
-        rx,
-        tx,
-        buf_bytes,
-        epoch_ns,
-        stats: stats.clone(),
-        log: log.clone(),
-        stop: stop.clone(),
-        rt_prio,
-    };
+    let batch_ns = batch_ns()?;
+    let make =
+        |name: &'static str, dcfg: &linkem::config::DirectionConfig, stream, rx, tx| Forwarder {
+            name,
+            core: Direction::new(dcfg, cfg.mtu_bytes, cfg.seed, stream),
+            rx,
+            tx,
+            buf_bytes,
+            epoch_ns,
+            stats: stats.clone(),
+            log: log.clone(),
+            stop: stop.clone(),
+            rt_prio,
+            pacer: Pacer::new(batch_ns, dcfg.delay_ns.saturating_sub(dcfg.jitter_ns)),
+        };
     let fwd = [
         make("a_to_b", &cfg.a_to_b, 0, rx_a, tx_b),
         make("b_to_a", &cfg.b_to_a, 1, rx_b, tx_a),

@@ -1,13 +1,24 @@
-//! CLOCK_MONOTONIC in ns, and precise sleeping.
+//! CLOCK_MONOTONIC in ns (and the offset from CLOCK_REALTIME), and precise sleeping.
 
-pub fn monotonic_ns() -> u64 {
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+/// CLOCK_MONOTONIC minus CLOCK_REALTIME (wrapping), to turn kernel receive stamps
+/// (CLOCK_REALTIME) into monotonic time: `stamp.wrapping_add(offset)`.
+pub fn realtime_to_monotonic_offset() -> u64 {
+    let rt = clock_ns(libc::CLOCK_REALTIME);
+    clock_ns(libc::CLOCK_MONOTONIC).wrapping_sub(rt)
 }
 
 /// Ask for ns-precise timer wake-ups on this thread (the default slack is 50 µs).
@@ -16,7 +27,7 @@ pub fn tighten_timer_slack() {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
 }
 
-/// Wait until `fd` is readable or `timeout_ns` passed.
+/// Wait until `fd` is readable or `timeout_ns` passed (`fd` -1: just sleep).
 pub fn wait_readable(fd: i32, timeout_ns: u64) {
     let mut pfd = libc::pollfd {
         fd,

@@ -1,7 +1,11 @@
 //! One forwarding thread per direction: receive a batch, feed the core, send what the core
 //! releases, sleep precisely until the core's next event (or a frame arrives).
 
-use super::clock::{monotonic_ns, set_normal, tighten_timer_slack, try_realtime, wait_readable};
+use super::clock::{
+    monotonic_ns, realtime_to_monotonic_offset, set_normal, tighten_timer_slack, try_realtime,
+    wait_readable,
+};
+use super::pace::Pacer;
 use super::packet_log::{Fate, LogTx, Record};
 use super::socket::{take_rx_drops, Receiver, Sender};
 use linkem::direction::{DelayAgg, DropCause};
@@ -74,6 +78,8 @@ pub struct Forwarder {
     pub stop: Arc<AtomicBool>,
     /// SCHED_FIFO priority for this thread (None: normal scheduling).
     pub rt_prio: Option<i32>,
+    /// When to wake up (batched departures, lazy reads: see `pace`).
+    pub pacer: Pacer,
 }
 
 impl Forwarder {
@@ -105,13 +111,23 @@ impl Forwarder {
         let mut rx_drops = 0u64;
         let mut next_stats_ns = S;
         let mut coalesce = Coalescer::default();
+        // The latest time handed to the core: frames stamped earlier (read late, or stamped
+        // just before the previous poll) enter at this time, so the core's clock never goes
+        // back.
+        let mut core_now = 0u64;
         while !self.stop.load(Ordering::Relaxed) {
             let mut drained = false;
+            let rt_to_mono = realtime_to_monotonic_offset();
             for _ in 0..RX_BATCHES_PER_ROUND {
                 let now = monotonic_ns().saturating_sub(self.epoch_ns);
                 let core = &mut self.core;
-                let n = receiver.recv(rx_fd, &mut pool, |frame, wire_len| {
-                    core.enqueue(now, frame, wire_len as u64, &mut events);
+                let epoch = self.epoch_ns;
+                let n = receiver.recv(rx_fd, &mut pool, |frame, wire_len, stamp| {
+                    let at = stamp.map_or(now, |rt| {
+                        rt.wrapping_add(rt_to_mono).saturating_sub(epoch).min(now)
+                    });
+                    core_now = core_now.max(at);
+                    core.enqueue(core_now, frame, wire_len as u64, &mut events);
                 })?;
                 coalesce.on_receive(now, n);
                 if n < super::socket::BATCH {
@@ -119,8 +135,12 @@ impl Forwarder {
                     break;
                 }
             }
-            let now = monotonic_ns().saturating_sub(self.epoch_ns);
+            let now = monotonic_ns().saturating_sub(self.epoch_ns).max(core_now);
+            core_now = now;
             self.core.poll(now, &mut events);
+            if events.iter().any(|e| matches!(e, Event::Sent { .. })) {
+                self.pacer.sent(now);
+            }
             for ev in events.drain(..) {
                 match ev {
                     Event::Sent { pkt, at_ns } => {
@@ -192,12 +212,8 @@ impl Forwarder {
                 next_stats_ns += S * ((now - next_stats_ns) / S + 1);
             }
             if drained {
-                let wake = self
-                    .core
-                    .next_wakeup_ns()
-                    .unwrap_or(u64::MAX)
-                    .min(next_stats_ns)
-                    .min(now + MAX_SLEEP_NS);
+                let deadline = next_stats_ns.min(now + MAX_SLEEP_NS);
+                let plan = self.pacer.plan(now, self.core.next_wakeup_ns(), deadline);
                 let now = monotonic_ns().saturating_sub(self.epoch_ns);
                 let dense = coalesce.dense(now);
                 if let Some(p) = self.rt_prio {
@@ -211,12 +227,13 @@ impl Forwarder {
                 }
                 if dense {
                     // Dense traffic: sleep a short fixed window without waking per frame.
-                    let wake = wake.min(now + COALESCE_NS);
+                    let wake = plan.until_ns.min(now + COALESCE_NS);
                     if wake > now {
                         wait_readable(-1, wake - now);
                     }
-                } else if wake > now {
-                    wait_readable(rx_fd, wake - now);
+                } else if plan.until_ns > now {
+                    let fd = if plan.watch_rx { rx_fd } else { -1 };
+                    wait_readable(fd, plan.until_ns - now);
                 }
             }
         }

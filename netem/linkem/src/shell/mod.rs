@@ -4,5 +4,6 @@
 pub mod args;
 pub mod clock;
 pub mod forward;
+pub mod pace;
 pub mod packet_log;
 pub mod socket;

@@ -104,6 +104,14 @@ pub fn open_rx(name: &str) -> io::Result<OwnedFd> {
             "SO_RCVBUF",
         )?;
     }
+    // Kernel receive stamps: frames may be read late and still enter the model on time.
+    setopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_TIMESTAMPNS,
+        1,
+        "SO_TIMESTAMPNS",
+    )?;
     bind(fd, idx, (libc::ETH_P_ALL as u16).to_be(), name)?;
     // SAFETY: packet_mreq is plain data.
     let mut mr: libc::packet_mreq = unsafe { zeroed() };
@@ -162,7 +170,27 @@ pub struct Receiver {
     bufs: Vec<Vec<u8>>,
     iovs: Vec<libc::iovec>,
     addrs: Vec<libc::sockaddr_ll>,
+    cmsgs: Vec<[u64; CMSG_WORDS]>,
     hdrs: Vec<libc::mmsghdr>,
+}
+
+/// Control buffer per message (one SCM_TIMESTAMPNS), in u64 words for alignment.
+const CMSG_WORDS: usize = 8;
+
+/// The SO_TIMESTAMPNS stamp (CLOCK_REALTIME ns) of a received message, if present.
+fn kernel_stamp_ns(h: &libc::msghdr) -> Option<u64> {
+    // SAFETY: walking the control buffer the kernel filled, with the libc CMSG macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
 }
 
 // SAFETY: the raw pointers inside point into buffers owned by the Receiver itself.
@@ -174,12 +202,14 @@ impl Receiver {
         // SAFETY: plain data.
         let iovs = vec![unsafe { zeroed::<libc::iovec>() }; BATCH];
         let addrs = vec![unsafe { zeroed::<libc::sockaddr_ll>() }; BATCH];
+        let cmsgs = vec![[0u64; CMSG_WORDS]; BATCH];
         let hdrs = vec![unsafe { zeroed::<libc::mmsghdr>() }; BATCH];
         let mut r = Receiver {
             buf_bytes,
             bufs,
             iovs,
             addrs,
+            cmsgs,
             hdrs,
         };
         for i in 0..BATCH {
@@ -195,18 +225,21 @@ impl Receiver {
         h.msg_iov = &mut self.iovs[i];
         h.msg_iovlen = 1;
         h.msg_name = &mut self.addrs[i] as *mut _ as *mut libc::c_void;
+        h.msg_control = self.cmsgs[i].as_mut_ptr() as *mut libc::c_void;
     }
 
-    /// Receive up to BATCH frames without blocking; `f(frame, wire_len)` gets each frame
-    /// (truncated to the buffer when `wire_len` is larger). Returns how many were read.
+    /// Receive up to BATCH frames without blocking; `f(frame, wire_len, stamp)` gets each
+    /// frame (truncated to the buffer when `wire_len` is larger) and the kernel's receive
+    /// time (CLOCK_REALTIME ns, if stamped). Returns how many were read.
     pub fn recv(
         &mut self,
         fd: i32,
         pool: &mut Vec<Vec<u8>>,
-        mut f: impl FnMut(Vec<u8>, usize),
+        mut f: impl FnMut(Vec<u8>, usize, Option<u64>),
     ) -> io::Result<usize> {
         for h in self.hdrs.iter_mut() {
             h.msg_hdr.msg_namelen = size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+            h.msg_hdr.msg_controllen = (CMSG_WORDS * 8) as _;
             h.msg_len = 0;
         }
         // SAFETY: hdrs/iovs/addrs/bufs are wired and alive for the call.
@@ -232,12 +265,13 @@ impl Receiver {
                 continue;
             }
             let wire_len = self.hdrs[i].msg_len as usize;
+            let stamp = kernel_stamp_ns(&self.hdrs[i].msg_hdr);
             let mut fresh = pool.pop().unwrap_or_default();
             fresh.resize(self.buf_bytes, 0);
             let mut frame = std::mem::replace(&mut self.bufs[i], fresh);
             frame.truncate(wire_len.min(self.buf_bytes));
             self.wire(i);
-            f(frame, wire_len);
+            f(frame, wire_len, stamp);
         }
         Ok(n)
     }
