@@ -35,6 +35,7 @@ import numpy as np
 from netem.backend import LinkBackend
 from netem.model import Link
 from netem.probe import REPO_ROOT, choose_backend, get_backend, probe_kernel
+from netem.rateprobe import blast, limited_by
 from netem.resolve import expected_burst_len, expected_loss_rate, resolve_loss
 
 PAYLOAD_BYTES = 1400
@@ -45,8 +46,8 @@ IPERF_PORT = 5271
 PROBE_PORT = 5272
 
 RATES_MBPS = [1, 10, 70, 200, 500, 1000]
-MAX_RATE_LADDER_MBPS = [100, 200, 350, 500, 700, 1000, 1500, 2000]
-QUICK_LADDER_MBPS = [100, 200, 350, 500, 1000]
+MAX_RATE_LADDER_MBPS = [100, 200, 350, 500, 700, 1000, 1500, 2000, 3000]
+QUICK_LADDER_MBPS = [100, 200, 350, 500, 700, 1000, 1500, 2000]
 DELAY_MS = 10.5
 DELAY_LINK_MBPS = 100.0
 GE_LOSS_PCT, GE_BURST_PKTS = 2.0, 3.0
@@ -212,6 +213,10 @@ class Bench:
             "packets": int(srv.get("packets", 0)),
         }
 
+    def blast(self, wire_mbps: float, seconds: float) -> dict[str, Any]:
+        """lkprobe guest → host at wire_mbps (the max-rate ladders: iperf3 cannot fill them)."""
+        return blast(self.topo.guest, self.topo.host, HOST_IP, IPERF_PORT, wire_mbps, seconds)
+
     def probe(
         self, pps: float, count: int, size: int, tag: str, extra_s: float = 2.0
     ) -> dict[str, np.ndarray]:
@@ -288,7 +293,7 @@ class Bench:
 
         def run(mbps: float) -> dict[str, Any]:
             with self.link(f"max-{mbps}", cfg):
-                return self.iperf_udp(mbps, seconds)
+                return self.blast(mbps, seconds)
 
         self.log("max rate through the emulator (unlimited):")
         return self.ladder(run)
@@ -299,7 +304,7 @@ class Bench:
         seconds = 3 if self.quick else 5
         self.log("direct path (Linux bridge, no emulator):")
         with bridged(self.topo.emu):
-            best, steps = self.ladder(lambda mbps: self.iperf_udp(mbps, seconds))
+            best, steps = self.ladder(lambda mbps: self.blast(mbps, seconds))
             time.sleep(0.5)
             z = self.probe(200, 1000 if self.quick else 4000, 64, "direct-delay", extra_s=1.0)
         owd_ms = (z["recv_ns"] - z["send_ns"]) / 1e6
@@ -529,6 +534,10 @@ def calibrate(backend: str, quick: bool, log: Callable[[str], None] = print) -> 
         res["direct_path_mbps"], res["direct_path_steps"], res["direct_path_delay"] = (
             bench.measure_direct()
         )
+        res["max_rate_limited_by"] = limited_by(
+            res["max_rate_mbps"], res["direct_path_mbps"], res["max_rate_steps"],
+            res["direct_path_steps"],
+        )  # fmt: skip
         res["delay"] = bench.measure_delay()
         res["loss"] = bench.measure_loss()
         res["trace"] = bench.measure_trace()
@@ -555,6 +564,8 @@ def print_table(res: dict[str, Any], log: Callable[[str], None] = print) -> None
     log(f"max rate with < 0.1 % loss: emulator {res.get('max_rate_mbps'):.1f} Mbit/s, "
         f"direct path {res.get('direct_path_mbps'):.1f} Mbit/s (highest at any loss: "
         f"{best_any('max_rate_steps'):.1f} / {best_any('direct_path_steps'):.1f})")  # fmt: skip
+    if "max_rate_limited_by" in res:
+        log(f"the emulator's loss-free ceiling was limited by: {res['max_rate_limited_by']}")
     if "direct_path_delay" in res:
         dd = res["direct_path_delay"]
         log(f"direct path one-way delay (noise floor): median {dd['median_ms']:.3f} ms, "

@@ -181,8 +181,10 @@ def main() -> None:
     rates = QUICK["rates"] if a.quick else RATES_MBPS
     patterns = QUICK["patterns"] if a.quick else list(PATTERNS)
     rows = []
-    hdr = (f"{'Mbit/s':>6} {'pattern':>7} {'dirs':>4} {'fwd':>8} {'loss%':>6} {'cpu/s':>6} "
-           f"{'ms/s/Mb':>8} {'err med':>7} {'p99':>6} {'p1':>6} {'busy%':>5} {'load':>5}")  # fmt: skip
+    hdr = (
+        f"{'Mbit/s':>6} {'pattern':>7} {'dirs':>4} {'fwd':>8} {'loss%':>6} {'cpu/s':>6} "
+        f"{'ms/s/Mb':>8} {'err med':>7} {'p99':>6} {'p1':>6} {'busy%':>5} {'load':>5}"
+    )
     print(hdr, flush=True)
     with Net() as net, tempfile.TemporaryDirectory(prefix="lk-grid-") as tmpd:
         for rate in rates:
