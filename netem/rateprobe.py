@@ -71,9 +71,10 @@ def blast(
         )
     sent, got = json.loads(sent_p.stdout), json.loads(out)
     n_sent = int(sent["sent_packets"])
+    span_s = max(seconds, float(sent["elapsed_s"]))
     return {
         "offered_mbps": float(sent["offered_mbps"]),
-        "achieved_mbps": got["received_wire_bytes"] * 8 / seconds / 1e6,
+        "achieved_mbps": got["received_wire_bytes"] * 8 / span_s / 1e6,
         "loss_pct": 100.0 * (1 - got["received_packets"] / n_sent) if n_sent else 100.0,
         "packets": n_sent,
         "send_errors": int(sent["send_errors"]),
