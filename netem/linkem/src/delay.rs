@@ -81,6 +81,11 @@ impl<T> DelayLine<T> {
         }));
     }
 
+    /// The shortest time any packet spends in the line (delay − jitter, at least 0).
+    pub fn min_delay_ns(&self) -> u64 {
+        self.delay_ns.saturating_sub(self.jitter_ns)
+    }
+
     pub fn next_exit_ns(&self) -> Option<u64> {
         self.heap.peek().map(|e| e.0.exit_ns)
     }

@@ -196,8 +196,16 @@ impl<T> Direction<T> {
 
     /// Advance to `now_ns`, emitting every packet whose fate is decided by then.
     pub fn poll(&mut self, now_ns: u64, out: &mut Vec<Event<T>>) {
+        self.poll_ahead(now_ns, 0, out);
+    }
+
+    /// `poll`, and also release packets whose delay ends by `now_ns + ahead_ns` (their
+    /// `at_ns` stays the model's exit time). Queue and rate server advance only to `now_ns`,
+    /// and packets leave the delay line in the same order with the same loss draws, so every
+    /// decision is the one `poll` would make; only the release comes earlier.
+    pub fn poll_ahead(&mut self, now_ns: u64, ahead_ns: u64, out: &mut Vec<Event<T>>) {
         self.advance(now_ns, true);
-        while let Some((at_ns, pkt)) = self.delay.pop_due(now_ns) {
+        while let Some((at_ns, pkt)) = self.delay.pop_due(now_ns.saturating_add(ahead_ns)) {
             if self.loss.lose(&mut self.loss_rng) {
                 self.counters.drops_loss += 1;
                 out.push(Event::Dropped {
@@ -215,17 +223,30 @@ impl<T> Direction<T> {
 
     /// When something next happens inside the model (None: nothing pending).
     pub fn next_wakeup_ns(&self) -> Option<u64> {
-        let server = match &self.server {
+        earliest(self.next_server_event_ns(), self.delay.next_exit_ns())
+    }
+
+    /// The rate server's next event (a finish or an opportunity), if it has work.
+    fn next_server_event_ns(&self) -> Option<u64> {
+        match &self.server {
             Server::Opportunities(o) if self.in_service.is_some() || !self.queue.is_empty() => {
                 o.next_ns()
             }
             Server::Opportunities(_) => None,
             _ => self.in_service.as_ref().and_then(|s| s.finish_ns),
-        };
-        match (server, self.delay.next_exit_ns()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
         }
+    }
+
+    /// When a packet can next leave the model: the delay line's next exit, or the rate
+    /// server's next event plus the smallest delay (a packet leaving the server then cannot
+    /// exit sooner). Advancing the model later than `next_wakeup_ns` but by this time makes
+    /// the same decisions, so a caller only needs to wake up for departures.
+    pub fn next_departure_ns(&self) -> Option<u64> {
+        let min_delay = self.delay.min_delay_ns();
+        let server = self
+            .next_server_event_ns()
+            .map(|t| t.saturating_add(min_delay));
+        earliest(server, self.delay.next_exit_ns())
     }
 
     fn leave_server(&mut self, pkt: Packet<T>, at_ns: u64) {
@@ -309,5 +330,12 @@ impl<T> Direction<T> {
                 }
             }
         }
+    }
+}
+
+fn earliest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

@@ -137,13 +137,15 @@ impl Forwarder {
             }
             let now = monotonic_ns().saturating_sub(self.epoch_ns).max(core_now);
             core_now = now;
-            self.core.poll(now, &mut events);
+            self.core
+                .poll_ahead(now, self.pacer.ahead_ns(), &mut events);
             if events.iter().any(|e| matches!(e, Event::Sent { .. })) {
                 self.pacer.sent(now);
             }
             for ev in events.drain(..) {
                 match ev {
                     Event::Sent { pkt, at_ns } => {
+                        // Frames released ahead of their exit time count as 0 late.
                         let late = now.saturating_sub(at_ns);
                         late_interval.add(late);
                         late_total.add(late);
@@ -213,7 +215,9 @@ impl Forwarder {
             }
             if drained {
                 let deadline = next_stats_ns.min(now + MAX_SLEEP_NS);
-                let plan = self.pacer.plan(now, self.core.next_wakeup_ns(), deadline);
+                let plan = self
+                    .pacer
+                    .plan(now, self.core.next_departure_ns(), deadline);
                 let now = monotonic_ns().saturating_sub(self.epoch_ns);
                 let dense = coalesce.dense(now);
                 if let Some(p) = self.rt_prio {

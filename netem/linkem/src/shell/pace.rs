@@ -1,10 +1,15 @@
 //! When a forwarding thread wakes up next, and whether a frame arriving wakes it.
 //!
-//! Two rules make the cost follow the traffic instead of the packet count:
+//! Three rules make the cost follow the traffic instead of the packet count:
+//! - **Wake for departures only**: the thread wakes when a frame can next leave the model
+//!   (`Direction::next_departure_ns`), not for the rate server's inner events, which the
+//!   model replays exactly when it is next advanced.
 //! - **Batched departures**: after a wake-up that sent frames, the next departure wake-up
-//!   comes at least `batch_ns` later; everything due by then leaves in one `sendmmsg`. A
-//!   frame therefore leaves at most `batch_ns` after its model time (plus the wake-up
-//!   latency); a frame after a pause of `batch_ns` or more leaves on time.
+//!   comes at least `batch_ns` later, and each wake-up also releases the frames whose exit
+//!   time is within `ahead_ns` = `batch_ns` / 2 (`Direction::poll_ahead`); all leave in one
+//!   `sendmmsg`. A frame in dense traffic therefore leaves within ±`batch_ns` / 2 of its
+//!   model time (plus the wake-up latency); a frame after a pause of `batch_ns` or more is
+//!   woken for at its exact time.
 //! - **Lazy reads**: frames carry the kernel's receive stamp, so they enter the model at the
 //!   time they arrived however late they are read. While the model holds packets, the thread
 //!   does not wake for arrivals; it reads them at the next departure wake-up or after
@@ -40,6 +45,11 @@ impl Pacer {
     /// A wake-up at `now_ns` handed frames to the kernel.
     pub fn sent(&mut self, now_ns: u64) {
         self.last_send_ns = Some(now_ns);
+    }
+
+    /// How far ahead of its exit time a frame may be released.
+    pub fn ahead_ns(&self) -> u64 {
+        self.batch_ns / 2
     }
 
     /// The next sleep, given the model's next event and the latest time to wake anyway.
@@ -104,6 +114,7 @@ mod tests {
             }
         );
         // No delay: every frame wakes it.
+        assert_eq!(p.ahead_ns(), 125 * US);
         let p0 = Pacer::new(250 * US, 100 * US);
         assert_eq!(p0.read_lag_ns, 0);
         assert!(p0.plan(0, Some(MS), 20 * MS).watch_rx);
