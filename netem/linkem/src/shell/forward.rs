@@ -229,8 +229,9 @@ impl Forwarder {
                         };
                     }
                 }
-                if dense {
-                    // Dense traffic: sleep a short fixed window without waking per frame.
+                if dense && plan.watch_rx {
+                    // Dense traffic that would wake the thread per frame (no delay to read
+                    // lazily within): sleep a short fixed window instead.
                     let wake = plan.until_ns.min(now + COALESCE_NS);
                     if wake > now {
                         wait_readable(-1, wake - now);
