@@ -15,7 +15,8 @@
 //!   does not wake for arrivals; it reads them at the next departure wake-up or after
 //!   `read_lag_ns`, whichever comes first. `read_lag_ns` is the direction's smallest transit
 //!   time (delay − jitter) minus `batch_ns`: a frame read that late still leaves no later
-//!   than the batching bound allows. Below `batch_ns` (no delay), every frame wakes the thread.
+//!   than the batching bound allows. Below `batch_ns` (no delay), or with `batch_ns` 0, every
+//!   frame wakes the thread.
 
 /// Where the thread should sleep until, and whether a readable receive socket ends the sleep.
 #[derive(Debug, PartialEq, Eq)]
@@ -37,7 +38,12 @@ impl Pacer {
         let lag = min_transit_ns.saturating_sub(batch_ns);
         Pacer {
             batch_ns,
-            read_lag_ns: if lag >= batch_ns.max(1) { lag } else { 0 },
+            // No batching (0) also means no lazy reads: every frame wakes the thread.
+            read_lag_ns: if batch_ns > 0 && lag >= batch_ns {
+                lag
+            } else {
+                0
+            },
             last_send_ns: None,
         }
     }
@@ -118,5 +124,7 @@ mod tests {
         let p0 = Pacer::new(250 * US, 100 * US);
         assert_eq!(p0.read_lag_ns, 0);
         assert!(p0.plan(0, Some(MS), 20 * MS).watch_rx);
+        // No batching: no lazy reads either.
+        assert_eq!(Pacer::new(0, 10 * MS).read_lag_ns, 0);
     }
 }
