@@ -72,7 +72,7 @@ CSV_SCHEMAS: dict[str, dict[str, str]] = {
     # added with issue 10; absent in older runs (reads as an empty table)
     "sender.csv": {
         "time_us": "int64",
-        "queued_bytes": "int64",
+        "queued_bytes_mean": "int64",
         "queued_bytes_max": "int64",
         "limited_us": "int64",
     },

@@ -58,8 +58,9 @@ def sender_metrics(sender: pd.DataFrame, w: Window, endpoint: str) -> dict[str, 
     """From sender.csv (rows every 100 ms) inside the window:
     transport_limited_pct_<ep>: growth of the cumulative limited_us between the first and the
     last row / the time between them × 100; buffer_queued_{p50,p90}_bytes_<ep>: percentiles of
-    the instantaneous samples (time-uniform, so percentiles over time); buffer_queued_max_bytes:
-    the largest per-interval maximum."""
+    the rows' time-weighted mean occupancy (over 100 ms intervals; never instantaneous
+    samples, which the frame ticks would alias); buffer_queued_max_bytes: the largest
+    per-interval maximum."""
     s = _in_window(sender, w)
     keys = ("transport_limited_pct", "buffer_queued_p50_bytes", "buffer_queued_p90_bytes",
             "buffer_queued_max_bytes")  # fmt: skip
@@ -68,7 +69,7 @@ def sender_metrics(sender: pd.DataFrame, w: Window, endpoint: str) -> dict[str, 
     t = s["time_us"].to_numpy(np.int64)
     lim = s["limited_us"].to_numpy(np.int64)
     span = t[-1] - t[0]
-    q = s["queued_bytes"].to_numpy(np.float64)
+    q = s["queued_bytes_mean"].to_numpy(np.float64)
     return {
         f"transport_limited_pct_{endpoint}": NAN if span <= 0 else 100 * (lim[-1] - lim[0]) / span,
         f"buffer_queued_p50_bytes_{endpoint}": float(np.percentile(q, 50)),

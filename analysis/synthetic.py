@@ -134,7 +134,7 @@ def _sender(r: SynthRun, rng: np.random.Generator) -> pd.DataFrame:
     q = rng.integers(0, 200_000 if r.scheme == "nopri" else 20_000, n)
     limited = np.cumsum(rng.integers(0, 60_000 if r.scheme == "nopri" else 5_000, n))
     return pd.DataFrame(
-        {"time_us": t, "queued_bytes": q, "queued_bytes_max": q + rng.integers(0, 50_000, n),
+        {"time_us": t, "queued_bytes_mean": q, "queued_bytes_max": q + rng.integers(0, 50_000, n),
          "limited_us": limited}
     )  # fmt: skip
 

@@ -144,7 +144,7 @@ def test_sender_diagnostics_from_hand_made_sender_log():
     t = T0 + np.arange(1, 101) * 100_000
     limited = np.cumsum(np.where(t > T0 + 5 * S, 60_000, 0))
     queued = np.where(np.arange(100) % 10 == 0, 900_000, 1000)
-    df = pd.DataFrame({"time_us": t, "queued_bytes": queued,
+    df = pd.DataFrame({"time_us": t, "queued_bytes_mean": queued,
                        "queued_bytes_max": queued + 5, "limited_us": limited})  # fmt: skip
     m = sender_metrics(df, Window(T0, T0 + 5 * S, T0 + 10 * S), "guest")
     # rows 5.0 s .. 10.0 s: 5 s apart, 50 × 60 ms limited

@@ -86,7 +86,7 @@ impl Logs {
             sender: Csv::create(
                 dir,
                 "sender.csv",
-                "time_us,queued_bytes,queued_bytes_max,limited_us",
+                "time_us,queued_bytes_mean,queued_bytes_max,limited_us",
             )?,
         })
     }
@@ -169,7 +169,7 @@ impl Logs {
     pub fn sender(&mut self, s: &crate::regime::SenderSample) -> Result<()> {
         self.sender.line(&format!(
             "{},{},{},{}",
-            s.time_us, s.queued_bytes, s.queued_bytes_max, s.limited_us
+            s.time_us, s.queued_bytes_mean, s.queued_bytes_max, s.limited_us
         ))
     }
 

@@ -9,15 +9,17 @@
 //! (a burst of fragments draining at CPU speed also counts, for tens of µs per datagram). The
 //! state is read after each hand-over attempt and holds until the next loop iteration.
 //!
-//! B occupancy (`pending_bytes` of the core's channels) is sampled every 100 ms (the sample is
-//! the value at that instant, so percentiles over samples are percentiles over time), and the
-//! maximum seen at any loop iteration in the interval is kept beside it.
+//! B occupancy (`pending_bytes` of the core's channels) is integrated over time between loop
+//! iterations: every 100 ms row holds the interval's time-weighted mean and its maximum. An
+//! instantaneous sample would be useless here: the 100 ms timer is phase-locked to the frame
+//! ticks (both start together), so it would always catch B right after a frame was enqueued.
 
 /// One `sender.csv` row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SenderSample {
     pub time_us: u64,
-    pub queued_bytes: usize,
+    /// Time-weighted mean of B's occupancy over the interval since the previous row.
+    pub queued_bytes_mean: usize,
     pub queued_bytes_max: usize,
     /// Cumulative transport-limited time since the start, µs.
     pub limited_us: u64,
@@ -28,12 +30,17 @@ pub struct Regime {
     since_us: Option<u64>,
     limited: bool,
     limited_us: u64,
+    queued: usize,
+    interval_start_us: Option<u64>,
+    /// Byte-µs of occupancy in the current interval.
+    interval_area: u128,
     interval_max: usize,
     samples: Vec<usize>,
     run_max: usize,
 }
 
 /// Over a whole run (summary.json); analysis/ recomputes it after the warm-up from the CSV.
+/// p50/p90 are over the 100 ms intervals' time-weighted means.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RegimeSummary {
     pub limited_us: u64,
@@ -47,12 +54,16 @@ impl Regime {
     /// in quinn's buffer; `queued_bytes` what the channels hold.
     pub fn observe(&mut self, now_us: u64, limited: bool, queued_bytes: usize) {
         if let Some(t) = self.since_us {
+            let dt = now_us.saturating_sub(t);
             if self.limited {
-                self.limited_us += now_us.saturating_sub(t);
+                self.limited_us += dt;
             }
+            self.interval_area += self.queued as u128 * dt as u128;
         }
+        self.interval_start_us.get_or_insert(now_us);
         self.since_us = Some(now_us);
         self.limited = limited;
+        self.queued = queued_bytes;
         self.interval_max = self.interval_max.max(queued_bytes);
         self.run_max = self.run_max.max(queued_bytes);
     }
@@ -60,14 +71,22 @@ impl Regime {
     /// A row at `now_us` (the current state counts up to now); starts a new interval.
     pub fn sample(&mut self, now_us: u64, queued_bytes: usize) -> SenderSample {
         self.observe(now_us, self.limited, queued_bytes);
+        let span = now_us.saturating_sub(self.interval_start_us.unwrap_or(now_us));
+        let mean = if span > 0 {
+            (self.interval_area / span as u128) as usize
+        } else {
+            queued_bytes
+        };
         let s = SenderSample {
             time_us: now_us,
-            queued_bytes,
+            queued_bytes_mean: mean,
             queued_bytes_max: self.interval_max,
             limited_us: self.limited_us,
         };
-        self.samples.push(queued_bytes);
+        self.samples.push(mean);
         self.interval_max = queued_bytes;
+        self.interval_area = 0;
+        self.interval_start_us = Some(now_us);
         s
     }
 
@@ -115,13 +134,35 @@ mod tests {
     }
 
     #[test]
-    fn percentiles_are_over_samples_and_max_over_everything() {
+    fn occupancy_is_time_weighted_not_sampled() {
+        // a frame of 100 kB enqueued every 33 ms drains in 2 ms: a sample taken right after
+        // an enqueue would say 100 kB; the time-weighted mean says ~6 kB
+        let mut r = Regime::default();
+        let mut t = 0;
+        for _ in 0..3 {
+            r.observe(t, true, 100_000);
+            r.observe(t + 2_000, false, 0);
+            t += 33_333;
+        }
+        let s = r.sample(t, 100_000);
+        assert_eq!(s.queued_bytes_mean, 3 * 100_000 * 2_000 / t as usize);
+        assert_eq!(s.queued_bytes_max, 100_000);
+        assert_eq!(s.limited_us, 6_000);
+    }
+
+    #[test]
+    fn percentiles_are_over_interval_means_and_max_over_everything() {
         let mut r = Regime::default();
         for (i, b) in [10, 20, 30, 40, 50, 60, 70, 80, 90, 100].iter().enumerate() {
-            r.observe(i as u64 * 10, false, 5000); // a burst between samples
-            r.sample(i as u64 * 10 + 5, *b);
+            let t0 = i as u64 * 100;
+            r.observe(t0, false, *b);
+            r.observe(t0 + 99, false, 5000); // a 1 µs burst at the end of each interval
+            r.sample(t0 + 100, *b);
         }
         let s = r.summary();
-        assert_eq!((s.queued_p50, s.queued_p90, s.queued_max), (50, 90, 5000));
+        // each interval: (b × 99 + 5000 × 1) / 100
+        let mean = |b: usize| (b * 99 + 5000) / 100;
+        assert_eq!((s.queued_p50, s.queued_p90), (mean(50), mean(90)));
+        assert_eq!(s.queued_max, 5000);
     }
 }

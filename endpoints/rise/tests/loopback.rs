@@ -109,7 +109,7 @@ fn host_and_guest_stream_and_log() {
         let sender = rows(&logs.join("sender.csv"));
         assert_eq!(
             sender[0],
-            "time_us,queued_bytes,queued_bytes_max,limited_us"
+            "time_us,queued_bytes_mean,queued_bytes_max,limited_us"
         );
         assert!(sender.len() > 20, "{side}: {} sender rows", sender.len());
         assert!(
