@@ -205,11 +205,22 @@ def read_layout(path: Path, source: TrackingSource | None = None) -> TrackingTra
     return from_euler(times, np.radians(e) if angle_unit == "deg" else e)
 
 
+_LOADED: dict[tuple[str, int, int, str], TrackingTrace] = {}
+
+
 def load_tracking(spec: Path | TrackingSource, base_dir: Path) -> tuple[Path, TrackingTrace]:
     """The tracking trace a scenario names (a path or a TrackingSource), resolved against
-    base_dir, read as `read_tracking` reads it: (resolved path, trace)."""
+    base_dir, read as `read_tracking` reads it: (resolved path, trace). Remembered per file
+    (path, mtime, size) and options: a scenario's check reads it once per matrix point."""
     from traces.tracking import read_tracking
 
     src = spec if isinstance(spec, TrackingSource) else TrackingSource(file=spec)
     path = src.file if src.file.is_absolute() else (Path(base_dir) / src.file).resolve()
-    return path, read_tracking(path, src)
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise TraceError(path, f"cannot read: {e.strerror or e}") from e
+    key = (str(path), st.st_mtime_ns, st.st_size, src.model_dump_json(exclude={"file"}))
+    if key not in _LOADED:
+        _LOADED[key] = read_tracking(path, src)
+    return path, _LOADED[key]
