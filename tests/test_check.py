@@ -451,3 +451,20 @@ def test_union_members_give_one_problem_at_the_key(write_scenario, standin_dict,
     (key, msg), *rest = problems.items()
     assert not rest and key.endswith("workload.tracking_trace.angle_unit")
     assert "'deg' or 'rad'" in msg
+
+
+def test_rise_frame_trace_must_be_the_form_the_endpoint_reads(tmp_path, write_scenario):
+    (tmp_path / "gop.csv").write_text(
+        "frame_type,size_bytes,pict_type,pts_ms,dts_ms,refs\nkey,1000,I,0,0,\n"
+    )
+    (tmp_path / "bad.csv").write_text("frame_type,size_bytes\nkey,0\n")
+    (tmp_path / "ok.csv").write_text("frame_type,size_bytes\nkey,1000\ndelta,100\n")
+    params = {"tracking_speed_deg_s": 10, "frame_trace": "gop.csv"}
+    (key, msg), *_ = _problems(write_scenario(_rise_scenario(params))).items()
+    assert key.endswith("workload.frame_trace") and "line 1" in msg
+    assert "allowed exactly frame_type,size_bytes" in msg and "--frame-trace" in msg
+    params["frame_trace"] = "bad.csv"
+    (key, msg), *_ = _problems(write_scenario(_rise_scenario(params))).items()
+    assert "line 2: size_bytes 0; allowed an integer >= 1" in msg
+    params["frame_trace"] = "ok.csv"
+    load(write_scenario(_rise_scenario(params)))

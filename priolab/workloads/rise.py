@@ -68,6 +68,25 @@ def _resolve(p: Path, base_dir: Path) -> Path:
     return p if p.is_absolute() else (base_dir / p).resolve()
 
 
+def _endpoint_frames(path: Path) -> None:
+    """What `rise --frame-trace` accepts: exactly the plain `frame_type,size_bytes` CSV (a GoP
+    trace, which traces/ also reads, has more columns and is refused by the endpoint)."""
+    from priolab.errors import show
+    from traces.errors import TraceError
+    from traces.frames import FRAME_HEADER, read_frame_csv
+    from traces.textlines import data_lines
+
+    lineno, head = data_lines(path)[0]
+    if [h.strip() for h in head.split(",")] != FRAME_HEADER:
+        raise TraceError(
+            path,
+            f"header {show(head)}; allowed exactly {','.join(FRAME_HEADER)} "
+            "(what the rise endpoint's --frame-trace reads)",
+            lineno,
+        )
+    read_frame_csv(path)
+
+
 class Rise:
     kind = "rise"
     params_model = RiseParams
@@ -76,7 +95,6 @@ class Rise:
         """Each trace file exists and parses with the reader its run uses."""
         assert isinstance(params, RiseParams)
         from traces.errors import TraceError
-        from traces.frames import read_frame_csv
         from traces.tracking_layouts import load_tracking
 
         out = []
@@ -89,7 +107,7 @@ class Rise:
                 out.append((key, f"file not found: {f}"))
                 continue
             try:  # the readers the run uses (prepare; the endpoint reads this CSV form)
-                load_tracking(p, base_dir) if key == "tracking_trace" else read_frame_csv(f)
+                load_tracking(p, base_dir) if key == "tracking_trace" else _endpoint_frames(f)
             except TraceError as e:
                 out.append((key, str(e)))
         return out
