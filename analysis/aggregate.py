@@ -36,7 +36,7 @@ from analysis.stats import N_RESAMPLES, SEED, bootstrap_ci
 SUMMARY_COLUMNS = [
     "setting", "metric", "scheme", "value", "ci_low", "ci_high", "n_runs", "n_excluded",
 ]  # fmt: skip
-SCHEME_ORDER = ["nopri", "pri-d", "pri-u", "pri"]
+SCHEME_ORDER = ["nopri", "pri-d", "pri-u", "pri", "fefs", "ft", "group"]
 REFERENCE = "pri"
 WORKLOAD_COLUMNS = [
     "video_bitrate_mbps", "fps", "tracking_speed_deg_s", "prio_guest", "prio_host", "fifo_drop",
@@ -79,7 +79,11 @@ def setting_label(run: Run, multi_speed: bool) -> str:
 
 
 def metric_names(runs: list[Run]) -> list[str]:
-    names = list(CORE_METRICS)
+    """The core metrics first (all of them when no run has metrics, so the table says what is
+    missing), then every other metric in the order the runs have them. A workload with its
+    own metrics (moq) has none of the core ones."""
+    have = [r for r in runs if r.metrics]
+    names = [k for k in CORE_METRICS if not have or any(k in r.metrics for r in have)]
     for r in runs:
         for k in r.metrics:
             if k not in names:

@@ -33,7 +33,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from analysis.aggregate import SCHEME_ORDER, aggregate, buffer_scheme, scheme_key  # noqa: E402
-from analysis.logs import AnalysisError  # noqa: E402
+from analysis.logs import AnalysisError, read_metadata, workload_kind  # noqa: E402
 from analysis.metrics import read_metrics  # noqa: E402
 from analysis.stalls import Window, stall_spans_us, stalls  # noqa: E402
 from analysis.stats import bootstrap_ci  # noqa: E402
@@ -478,6 +478,10 @@ def make_figures(scenario_dir: Path) -> tuple[list[Path], list[str]]:
     if runs.empty:
         return [], ["no valid run: no figure"]
     sns.set_theme(style="whitegrid", context="paper")
+    if workload_kind(read_metadata(Path(runs["path"].iloc[0]))) == "moq":
+        from priolab.workloads.moq.figures import make_figures as moq_figures
+
+        return moq_figures(runs, scenario_dir)
     frames = load_frames(runs)
     skipped: list[str] = []
     what = what_ran(runs)

@@ -233,6 +233,12 @@ def read_json(path: Path) -> dict[str, Any] | None:
     return obj
 
 
+def workload_kind(meta: dict[str, Any]) -> str:
+    """The workload a run's metadata names (`rise` for runs that predate the key)."""
+    w = meta.get("run", {}).get("workload", {})
+    return str(w.get("kind", "rise")) if isinstance(w, dict) else "rise"
+
+
 def read_metadata(run_dir: Path) -> dict[str, Any]:
     """metadata.json of a run; a run without one is reported as invalid, not an error."""
     meta = read_json(run_dir / "metadata.json")

@@ -34,3 +34,31 @@ def bootstrap_ci(
     means = v[idx].mean(axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return mean, float(lo), float(hi), n
+
+
+def bootstrap_ci_rows(
+    values: np.ndarray,
+    n_resamples: int = 1000,
+    seed: int = SEED,
+    level: float = LEVEL,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(mean, ci_low, ci_high) per row of a (rows × runs) array, NaN = no value: the same
+    percentile bootstrap over runs as `bootstrap_ci`, vectorised over rows (one set of
+    resampled run indices for all rows; NaNs are left out of each resampled mean). A row
+    with one value: low = high = value; with none: NaN."""
+    import warnings
+
+    v = np.asarray(values, dtype=np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows give NaN, as documented
+        mean = np.nanmean(v, axis=1)
+        if v.shape[1] <= 1:
+            return mean, mean.copy(), mean.copy()
+        idx = np.random.default_rng(seed).integers(0, v.shape[1], size=(n_resamples, v.shape[1]))
+        lo, hi = np.empty(len(v)), np.empty(len(v))
+        for a in range(0, len(v), 256):  # bounded memory: 256 rows × resamples × runs
+            m = np.nanmean(v[a : a + 256][:, idx], axis=2)
+            lo[a : a + 256], hi[a : a + 256] = np.nanquantile(
+                m, [(1 - level) / 2, (1 + level) / 2], axis=1
+            )
+    return mean, lo, hi

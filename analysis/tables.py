@@ -24,6 +24,8 @@ from analysis.logs import (
     AnalysisError,
     read_linkem_stats,
     read_log_csv,
+    read_metadata,
+    workload_kind,
 )
 
 TABLES_DIR = "tables"
@@ -60,12 +62,29 @@ def build_tables(run_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, obje
 
 
 def write_tables(run_dir: Path) -> Path:
+    if workload_kind(read_metadata(run_dir)) == "moq":
+        return _write_moq_table(run_dir)
     tables, manifest = build_tables(run_dir)
     out = run_dir / TABLES_DIR
     out.mkdir(exist_ok=True)
     for name, df in tables.items():
         df.to_parquet(out / f"{name}.parquet", index=False)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return out
+
+
+def _write_moq_table(run_dir: Path) -> Path:
+    """A `moq` run's one table (priolab/workloads/moq/analysis.py)."""
+    from priolab.workloads.moq.analysis import FRAMES_TABLE, MoqLogError, frames_table
+
+    try:
+        frames = frames_table(run_dir)
+    except MoqLogError as e:
+        raise AnalysisError(str(e)) from None
+    out = run_dir / TABLES_DIR
+    out.mkdir(exist_ok=True)
+    frames.to_parquet(out / FRAMES_TABLE, index=False)
+    (out / "manifest.json").write_text(json.dumps({FRAMES_TABLE: len(frames)}, indent=2) + "\n")
     return out
 
 

@@ -41,7 +41,7 @@ class Topology(Strict):
 
 
 class WorkloadSpec(Strict):
-    kind: Literal["rise", "iperf-ping"]
+    kind: Literal["rise", "iperf-ping", "moq"]
     params: dict[str, Any] = Field(default_factory=dict)
 
 
