@@ -154,11 +154,11 @@ def _otdr_figures(data: dict, settings: list[str], schemes: list[str], out: Path
     return made
 
 
-def _cell(vals: list[float]) -> tuple[str, float, float, float, int]:
+def _cell(vals: list[float], fmt: str = ".3f") -> tuple[str, float, float, float, int]:
     mean, lo, hi, n = bootstrap_ci(vals)
     if n == 0:
         return "—", mean, lo, hi, n
-    return f"{mean:.3f} [{lo:.3f}, {hi:.3f}] ({n})", mean, lo, hi, n
+    return f"{mean:{fmt}} [{lo:{fmt}}, {hi:{fmt}}] ({n})", mean, lo, hi, n
 
 
 def _otdr_table(data: dict, settings: list[str], schemes: list[str], scenario_dir: Path) -> None:
@@ -186,7 +186,7 @@ def _otdr_table(data: dict, settings: list[str], schemes: list[str], scenario_di
                 md.append("| " + " | ".join(cells) + " |")
             ib = [m["i_all_on_time_budget_ms"] for m in ms]
             worst = max(ib) if all(math.isfinite(v) for v in ib) else math.inf
-            i_rows.append(f"| {st} | {sc} | {_cell(ib)[0]} | {worst:.0f} |")
+            i_rows.append(f"| {st} | {sc} | {_cell(ib, '.0f')[0]} | {worst:.0f} |")
     pd.DataFrame(rows).to_csv(scenario_dir / "otdr_table.csv", index=False)
     text = [
         f"# {scenario_dir.name}: on-time display ratio",
