@@ -15,7 +15,7 @@ from analysis.figures import make_figures
 from analysis.logs import AnalysisError, read_linkem_stats, read_log_csv
 from analysis.metrics import read_metrics, run_metrics
 from analysis.show import show
-from analysis.stats import bootstrap_ci
+from analysis.stats import bootstrap_ci, bootstrap_ci_rows
 from analysis.synthetic import T0_US, SynthRun, run_path, write_run
 from analysis.tables import build_tables, write_tables
 
@@ -128,6 +128,19 @@ def test_bootstrap_ci_contains_mean_and_is_deterministic():
     assert bootstrap_ci([2.0, float("nan")]) == (2.0, 2.0, 2.0, 1)
     m, lo, hi, n = bootstrap_ci([])
     assert n == 0 and math.isnan(m) and math.isnan(lo) and math.isnan(hi)
+
+
+def test_bootstrap_ci_rows_per_row():
+    v = np.array([[3.1, 5.7, 4.2, 9.9], [2.0, 2.0, 2.0, 2.0], [np.nan, 1.5, np.nan, np.nan],
+                  [np.nan] * 4])  # fmt: skip
+    mean, lo, hi = bootstrap_ci_rows(v)
+    assert mean[0] == pytest.approx(v[0].mean())
+    assert min(v[0]) <= lo[0] < mean[0] < hi[0] <= max(v[0])
+    assert (mean[1], lo[1], hi[1]) == (2.0, 2.0, 2.0)
+    assert (mean[2], lo[2], hi[2]) == (1.5, 1.5, 1.5)  # one value: the interval is the value
+    assert np.isnan([mean[3], lo[3], hi[3]]).all()
+    again = bootstrap_ci_rows(v)
+    np.testing.assert_array_equal(again[1][:3], lo[:3])  # seeded: deterministic
 
 
 # ------------------------------------------------------------------ aggregate
