@@ -98,6 +98,8 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
     low = settings[0]
     fig, axes = plt.subplots(1, len(schemes), figsize=(4.2 * len(schemes), 3.2), squeeze=False)
     for ax, sc in zip(axes[0], schemes, strict=True):
+        if (low, sc) not in data:
+            ax.text(0.5, 0.5, "no valid run", ha="center", va="center", transform=ax.transAxes)
         for t in TYPES:
             if (low, sc) in data:
                 x, m = _matrix(data[(low, sc)], "latency_ms", t)
@@ -105,7 +107,8 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
         ax.set_title(f"{low}, {sc}")
         ax.set_xlabel("capture time (s)")
         ax.set_ylabel("latency (ms)")
-        ax.legend(fontsize=7)
+        if (low, sc) in data:
+            ax.legend(fontsize=7)
     made += save(fig, out, "moq_latency_all",
                  f"Latency of every frame by type at {low} (seeds/004 Fig. 9), one panel per "
                  "scheme; mean over runs with 95 % bootstrap CI band.")  # fmt: skip
