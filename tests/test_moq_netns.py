@@ -70,6 +70,7 @@ def test_ft_delivers_i_frames_earlier_than_fefs(tmp_path: Path) -> None:
     i_fefs = fefs[fefs["pict_type"] == "I"]["latency_ms"]
     i_ft = ft[ft["pict_type"] == "I"]["latency_ms"]
     assert i_ft.notna().all() and i_fefs.notna().all(), "every I frame arrives in both"
+    print(f"I-frame latency mean (ms): ft {i_ft.mean():.0f}, fefs {i_fefs.mean():.0f}")
     # FEFS: later I frames wait behind the backlog of everything before them
     assert i_ft.iloc[-1] < i_fefs.iloc[-1], (list(i_ft), list(i_fefs))
     assert i_ft.mean() < i_fefs.mean(), (list(i_ft), list(i_fefs))
