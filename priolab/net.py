@@ -11,7 +11,7 @@ from mininet.net import Mininet
 from priolab.scenario import Topology
 from priolab.workloads.base import Pair
 from topologies.access import GUEST_IP, HOST_IP, AccessTopo
-from topologies.common import bridge, disable_offloads
+from topologies.common import bridge, disable_offloads, ovs_available
 from topologies.dumbbell import DumbbellTopo, receiver_ip, sender_ip
 
 
@@ -64,8 +64,9 @@ def build(topology: Topology) -> Network:
     if topology.kind == "access":
         topo: Any = AccessTopo()
         pairs: tuple[Pair, ...] = (Pair("guest", "host", GUEST_IP, HOST_IP),)
-    else:
-        topo = DumbbellTopo(n=topology.pairs)
+    else:  # OVS switches where the kernel has the datapath, else Linux bridges in nodes
+        switch = "ovs" if ovs_available() else "bridge"
+        topo = DumbbellTopo(n=topology.pairs, switch=switch)
         pairs = tuple(
             Pair(f"snd{i}", f"rcv{i}", sender_ip(i), receiver_ip(i))
             for i in range(1, topology.pairs + 1)
@@ -74,9 +75,9 @@ def build(topology: Topology) -> Network:
     try:
         net.build()
         net.start()
-        for h in net.hosts:
+        for h in net.hosts + net.switches:
             disable_offloads(_runner(h), _intfs(h))
-        if topology.kind == "dumbbell":
+        if topology.kind == "dumbbell" and not net.switches:
             for side in ("left", "right"):
                 bridge(_runner(net[side]), "br0", _intfs(net[side]))
     except BaseException:

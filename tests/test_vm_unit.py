@@ -88,3 +88,40 @@ def test_runner_reports_a_qemu_that_fails_to_start(tmp_path: Path, monkeypatch) 
     monkeypatch.setattr(run, "qemu_argv", lambda *a: ["sh", "-c", "echo bad option >&2; exit 1"])
     with pytest.raises(run.VmUnavailable, match="bad option"):
         run.run_job([["true"]], timeout_s=5, job_dir=tmp_path / "job", image=Image(tmp_path))
+
+
+def test_in_vm_pytest_command_writes_junit_to_the_job(tmp_path: Path, monkeypatch) -> None:
+    """The command the VM runs, run here: the in-VM tests skip outside the VM (saying so) and
+    the JUnit report lands in $PRIOLAB_VM_OUT, where tests/test_vm.py reads it."""
+    import subprocess
+
+    from vm.cli import in_vm_pytest_argv
+
+    monkeypatch.setenv("PRIOLAB_VM_OUT", str(tmp_path))
+    monkeypatch.delenv("PRIOLAB_IN_VM", raising=False)
+    r = subprocess.run(in_vm_pytest_argv(["vm/intests/test_ovs.py"]), capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert "runs inside the priolab VM" in r.stdout
+    assert "<testcase" in (tmp_path / "junit.xml").read_text()
+
+
+def test_compare_table_rows() -> None:
+    from vm.compare_table import table
+
+    fig = {"compare": {
+        "loss": {"iid 5%": {
+            "tc": {"expected_loss_pct": 5.0, "expected_burst": 1.05,
+                   "seeds": [{"seed": 1, "loss_pct": 4.9, "burst_mean": 1.1,
+                              "bursts_1_2_3_4_5plus": [200, 10, 1, 0, 0]}]},
+            "userspace": {"expected_loss_pct": 5.0, "expected_burst": 1.05,
+                          "seeds": [{"seed": 1, "loss_pct": 5.2, "burst_mean": 1.0,
+                                     "bursts_1_2_3_4_5plus": [210, 9, 0, 0, 0]}]}}},
+        "rate": {"2 Mbit/s (offered 1.3x)": {"tc": {"measured_mbps": 1.98},
+                                             "userspace": {"measured_mbps": 2.01}}},
+    }}  # fmt: skip
+    lines = table(fig).splitlines()
+    assert lines[0].startswith("| case | metric | model | tc (netem) | linkem |")
+    assert "| iid 5% | loss (%), seed 1 / 2 | 5.00 | 4.90 | 5.20 |" in lines
+    assert "| iid 5% | bursts of 1/2/3/4/5+, seed 1 |  | 200/10/1/0/0 | 210/9/0/0/0 |" in lines
+    assert any(line.startswith("| 2 Mbit/s") and "1.98 | 2.01" in line for line in lines)

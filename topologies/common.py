@@ -5,6 +5,8 @@ Each takes a `run(argv)` function that runs an argv list inside the node.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
@@ -28,3 +30,14 @@ def bridge(run: Run, name: str, intfs: list[str]) -> None:
     for i in intfs:
         run(["ip", "link", "set", i, "master", name])
     run(["ip", "link", "set", name, "up"])
+
+
+def ovs_available() -> bool:
+    """Whether Open vSwitch can switch here: its tools, a running ovsdb/vswitchd and the
+    kernel's openvswitch datapath (absent on kernels built without it)."""
+    if shutil.which("ovs-vsctl") is None:
+        return False
+    if subprocess.run(["modprobe", "openvswitch"], capture_output=True).returncode != 0:
+        return False
+    res = subprocess.run(["ovs-vsctl", "--timeout=5", "show"], capture_output=True)
+    return res.returncode == 0

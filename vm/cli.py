@@ -12,18 +12,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+REPO = Path(__file__).resolve().parent.parent
 IN_VM_TESTS = "vm/intests"
 """The pytest files that run inside the VM (never collected on the host)."""
 
 
-def in_vm_pytest_argv(paths: list[str], junit: str = "$PRIOLAB_VM_OUT/junit.xml") -> list[str]:
+def in_vm_pytest_argv(paths: list[str]) -> list[str]:
     """The command the VM runs for the in-VM tests: the checkout's venv pytest (the checkout is
-    shared at its host path), JUnit XML into the job's out/ folder."""
-    return [
-        "/bin/sh", "-c",
-        'cd "$1" && shift && exec .venv/bin/python -m pytest -q -rA -p no:cacheprovider "$@"',
-        "sh", str(Path.cwd()), f"--junitxml={junit}", *paths,
-    ]  # fmt: skip
+    shared at its host path), JUnit XML into the job's out/ folder ($PRIOLAB_VM_OUT)."""
+    script = (
+        'cd "$1" && shift && exec .venv/bin/python -m pytest -q -rA -p no:cacheprovider '
+        '--junitxml="$PRIOLAB_VM_OUT/junit.xml" "$@"'
+    )
+    return ["/bin/sh", "-c", script, "sh", str(REPO), *paths]
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -1,0 +1,187 @@
+"""A small bench for link-emulation tests inside the VM: three network namespaces
+
+    vma (10.79.0.1) —veth— [vmm: the backend between vmm0 and vmm1] —veth— vmb (10.79.0.2)
+
+with offloads and IPv6 off and static neighbours, so the only packets on the link are the
+probe's own. A backend (`tc` or `userspace`) applies a `netem.model.Link` in vmm (uplink =
+vma → vmb); `probe()` sends numbered, timestamped UDP packets (netem/udpprobe.py) and returns
+what arrived. The statistics helpers turn that into what the link model promises: delay
+distribution, loss rate, loss bursts, received rate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from netem.backend import LinkBackend
+from netem.model import Link
+from netem.nsexec import NetnsExec, add_netns, del_netns
+from netem.probe import get_backend
+
+IP_A, IP_B = "10.79.0.1", "10.79.0.2"
+NS_A, NS_M, NS_B = "vma", "vmm", "vmb"
+IF_A, IF_MA, IF_MB, IF_B = "vma0", "vmm0", "vmm1", "vmb0"
+PROBE_PORT = 5391
+FRAME_OVERHEAD_BYTES = 8 + 20 + 14
+"""UDP + IPv4 + Ethernet header bytes around a probe's payload (the rate counts frames)."""
+
+
+@dataclass
+class Probe:
+    """What arrived: arrays in arrival order, and how many were sent."""
+
+    sent: int
+    seq: np.ndarray
+    send_ns: np.ndarray
+    recv_ns: np.ndarray
+    size: np.ndarray
+
+    @property
+    def delay_ms(self) -> np.ndarray:
+        return (self.recv_ns - self.send_ns) / 1e6
+
+    def received_mask(self) -> np.ndarray:
+        got = np.zeros(self.sent, dtype=bool)
+        got[self.seq[self.seq < self.sent]] = True
+        return got
+
+
+def loss_bursts(received: np.ndarray) -> np.ndarray:
+    """Lengths of the runs of consecutive losses in a received/lost pattern."""
+    lost = np.concatenate([[False], ~received, [False]]).astype(np.int8)
+    edges = np.diff(lost)
+    return np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+
+
+def reorderings(p: Probe) -> int:
+    """Packets that arrived after a packet sent later than them."""
+    if len(p.seq) == 0:
+        return 0
+    return int(np.count_nonzero(p.seq < np.maximum.accumulate(p.seq)))
+
+
+def binomial_interval(n: int, p: float, z: float = 4.0) -> tuple[float, float]:
+    """Bounds on the number of successes of n Bernoulli(p) trials, z standard deviations
+    wide (normal approximation; z = 4: a correct emulator fails 6 times in 100 000)."""
+    sd = math.sqrt(n * p * (1.0 - p))
+    return n * p - z * sd, n * p + z * sd
+
+
+def wire_mbps(p: Probe, t0_ns: int, t1_ns: int) -> float:
+    """Received rate in frames on the wire between two receive times."""
+    sel = (p.recv_ns >= t0_ns) & (p.recv_ns < t1_ns)
+    bits = float(np.sum(p.size[sel] + FRAME_OVERHEAD_BYTES)) * 8
+    return bits / ((t1_ns - t0_ns) / 1e9) / 1e6
+
+
+def delay_summary(p: Probe) -> dict[str, float | int]:
+    d = p.delay_ms
+    if len(d) == 0:
+        return {"received": 0}
+    return {
+        "received": int(len(d)),
+        "min_ms": float(d.min()),
+        "p50_ms": float(np.median(d)),
+        "p99_ms": float(np.percentile(d, 99)),
+        "max_ms": float(d.max()),
+        "mean_ms": float(d.mean()),
+        "std_ms": float(d.std()),
+    }
+
+
+class Bench:
+    """The three namespaces; `link()` applies a backend for the length of a with-block."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.close()
+        self.a, self.m, self.b = add_netns(NS_A), add_netns(NS_M), add_netns(NS_B)
+        subprocess.run(["ip", "link", "add", IF_A, "netns", NS_A, "type", "veth", "peer",
+                        "name", IF_MA, "netns", NS_M], check=True)  # fmt: skip
+        subprocess.run(["ip", "link", "add", IF_MB, "netns", NS_M, "type", "veth", "peer",
+                        "name", IF_B, "netns", NS_B], check=True)  # fmt: skip
+        for node, devs in ((self.a, [IF_A]), (self.m, [IF_MA, IF_MB]), (self.b, [IF_B])):
+            node.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"])
+            node.run(["sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"])
+            for dev in devs:
+                for feature in ("tx", "rx", "sg", "gso", "tso", "gro"):
+                    node.run(["ethtool", "-K", dev, feature, "off"], check=False)
+                node.run(["ip", "link", "set", dev, "up"])
+        self.a.run(["ip", "addr", "add", f"{IP_A}/24", "dev", IF_A])
+        self.b.run(["ip", "addr", "add", f"{IP_B}/24", "dev", IF_B])
+        mac_a = self._mac(self.a, IF_A)
+        mac_b = self._mac(self.b, IF_B)
+        self.a.run(["ip", "neigh", "replace", IP_B, "lladdr", mac_b, "dev", IF_A])
+        self.b.run(["ip", "neigh", "replace", IP_A, "lladdr", mac_a, "dev", IF_B])
+
+    @staticmethod
+    def _mac(node: NetnsExec, dev: str) -> str:
+        info = json.loads(node.run(["ip", "-j", "link", "show", "dev", dev]).stdout)
+        return str(info[0]["address"])
+
+    def close(self) -> None:
+        for ns in (NS_A, NS_M, NS_B):
+            del_netns(ns)
+
+    @contextlib.contextmanager
+    def link(
+        self, backend_name: str, link: dict[str, Any] | Link, *, seed: int = 1, tag: str = "link"
+    ) -> Iterator[dict[str, Any]]:
+        """Apply `link` with backend `tc` or `userspace` in vmm; yields what apply returned,
+        with `stop` (the backend's final counters) added when the block ends."""
+        backend: LinkBackend = get_backend(backend_name)
+        model = link if isinstance(link, Link) else Link.model_validate(link)
+        run_dir = self.workdir / f"{tag}-{backend_name}"
+        applied = backend.apply(
+            self.m, IF_MA, IF_MB, model, base_dir=self.workdir, run_dir=run_dir, seed=seed
+        )
+        applied["t_applied_ns"] = time.time_ns()
+        try:
+            yield applied
+        finally:
+            applied["stop"] = backend.stop()
+
+    def tc_json(self, *what: str) -> Any:
+        """`tc -s -j WHAT` in vmm, parsed (e.g. tc_json("qdisc", "show", "dev", "vmm1"))."""
+        return json.loads(self.m.run(["tc", "-s", "-j", *what]).stdout)
+
+    def probe(
+        self, pps: float, count: int, size: int = 64, *, tag: str = "probe", idle_s: float = 2.0
+    ) -> Probe:
+        """Send `count` UDP packets of `size` payload bytes at `pps` from vma to vmb."""
+        out = self.workdir / f"{tag}.npz"
+        out.unlink(missing_ok=True)
+        py = [sys.executable, "-m", "netem.udpprobe"]
+        limit_s = count / pps + idle_s + 30
+        recv = self.b.popen(
+            py + ["recv", "--port", str(PROBE_PORT), "--out", str(out),
+                  "--duration", str(limit_s), "--idle", str(idle_s)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            time.sleep(1.0)  # the receiver binds (python starts slowly under TCG)
+            self.a.run(
+                py + ["send", "--dst", IP_B, "--port", str(PROBE_PORT), "--pps", str(pps),
+                      "--count", str(count), "--size", str(size)],
+            )  # fmt: skip
+            _, err = recv.communicate(timeout=limit_s + 30)
+        finally:
+            if recv.poll() is None:
+                recv.kill()
+                recv.wait()
+        if recv.returncode != 0:
+            raise RuntimeError(f"udpprobe recv failed: {err.decode(errors='replace')[-800:]}")
+        with np.load(out) as z:
+            return Probe(count, z["seq"], z["send_ns"], z["recv_ns"], z["size"])
