@@ -33,6 +33,11 @@ IP_A, IP_B = "10.79.0.1", "10.79.0.2"
 NS_A, NS_M, NS_B = "vma", "vmm", "vmb"
 IF_A, IF_MA, IF_MB, IF_B = "vma0", "vmm0", "vmm1", "vmb0"
 PROBE_PORT = 5391
+ARRIVAL_SLACK_MS = 20.0
+"""assumption: under TCG the guest's softirqs spread a burst's arrival at the bottleneck qdisc
+up to this much beyond the sender's own timestamps (measured: tc delivered limit + 4 packets
+of a 200-packet burst sent within 8 ms into a 2 Mbit/s link, while its queueing delay stayed
+within the limit); packets the link serves meanwhile are not queue overflow."""
 FRAME_OVERHEAD_BYTES = 8 + 20 + 14
 """UDP + IPv4 + Ethernet header bytes around a probe's payload (the rate counts frames)."""
 
