@@ -21,14 +21,18 @@ def _out(argv: list[str], cwd: Path | None = None) -> str | None:
 
 
 def git_info() -> dict[str, Any]:
+    """Commit and dirty flag; None for each where git is missing or this is no checkout."""
     commit = _out(["git", "rev-parse", "HEAD"], REPO_ROOT)
-    status = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=no"],
-        capture_output=True, text=True, cwd=REPO_ROOT, check=False,
-    )  # fmt: skip
+    try:
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, cwd=REPO_ROOT, check=False, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        status = None
     return {
         "commit": commit if commit and len(commit) == 40 else None,
-        "dirty": bool(status.stdout.strip()) if status.returncode == 0 else None,
+        "dirty": bool(status.stdout.strip()) if status and status.returncode == 0 else None,
     }
 
 
