@@ -79,7 +79,7 @@ fn batch_ns() -> io::Result<u64> {
 }
 
 /// Default departure batching bound, chosen from the delay-error target (netem/README.md).
-const DEFAULT_BATCH_US: u64 = 0;
+const DEFAULT_BATCH_US: u64 = 250;
 
 /// Block SIGINT/SIGTERM in this and every later thread; the main thread waits for them.
 fn block_stop_signals() -> libc::sigset_t {
