@@ -41,7 +41,8 @@ pub struct DirectionConfig {
     pub jitter_ns: u64,
     pub jitter_reorder: bool,
     pub loss: LossConfig,
-    pub queue: QueueConfig,
+    /// None exactly when the rate is a policer (a policer has no queue).
+    pub queue: Option<QueueConfig>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -62,6 +63,12 @@ pub enum RateConfig {
         period_ns: u64,
         bytes_per_opportunity: u64,
         looped: bool,
+    },
+    /// Token-bucket policer, no queue: the bucket fills at `rate_bps` up to `burst_bytes`
+    /// (starting full); a frame that finds fewer tokens than its wire bytes is dropped.
+    Policer {
+        rate_bps: u64,
+        burst_bytes: u64,
     },
 }
 
@@ -122,6 +129,20 @@ pub fn parse_config(text: &str) -> Result<Config, ConfigError> {
     }
     let a_to_b = parse_direction(required(obj, "", "a_to_b")?, "a_to_b")?;
     let b_to_a = parse_direction(required(obj, "", "b_to_a")?, "b_to_a")?;
+    for (name, d) in [("a_to_b", &a_to_b), ("b_to_a", &b_to_a)] {
+        if let RateConfig::Policer { burst_bytes, .. } = d.rate {
+            let frame = mtu_bytes + 14;
+            if burst_bytes < frame {
+                return err(
+                    &format!("{name}.rate.burst_bytes"),
+                    format!(
+                        "must be at least one full frame, mtu_bytes + 14 = {frame} \
+                         (a smaller bucket never passes a full-size frame), got {burst_bytes}"
+                    ),
+                );
+            }
+        }
+    }
     Ok(Config {
         seed,
         mtu_bytes,
@@ -277,7 +298,15 @@ fn parse_direction(v: &Value, p: &str) -> Result<DirectionConfig, ConfigError> {
         None | Some(Value::Null) => LossConfig::None,
         Some(l) => parse_loss(l, &join(p, "loss"))?,
     };
-    let queue = parse_queue(required(obj, p, "queue")?, &join(p, "queue"))?;
+    let queue =
+        match (&rate, obj.get("queue")) {
+            (RateConfig::Policer { .. }, None | Some(Value::Null)) => None,
+            (RateConfig::Policer { .. }, Some(_)) => return err(
+                &join(p, "queue"),
+                "a policer has no queue: leave queue out (or null) when rate.kind is \"policer\"",
+            ),
+            (_, _) => Some(parse_queue(required(obj, p, "queue")?, &join(p, "queue"))?),
+        };
     Ok(DirectionConfig {
         rate,
         delay_ns,
@@ -411,9 +440,24 @@ fn parse_rate(v: &Value, p: &str) -> Result<RateConfig, ConfigError> {
                 looped,
             })
         }
+        "policer" => {
+            check_keys(obj, p, &["kind", "rate_bps", "burst_bytes"])?;
+            let k = join(p, "rate_bps");
+            let x = get_num(obj, p, "rate_bps")?.ok_or_else(|| missing(&k))?;
+            let rate_bps = positive_rate(x, &k)?;
+            let kb = join(p, "burst_bytes");
+            let burst_bytes = get_uint(obj, p, "burst_bytes")?.ok_or_else(|| missing(&kb))?;
+            if burst_bytes == 0 {
+                return err(&kb, "must be > 0");
+            }
+            Ok(RateConfig::Policer {
+                rate_bps,
+                burst_bytes,
+            })
+        }
         other => err(
             &join(p, "kind"),
-            format!("unknown rate kind {other:?} (allowed: constant, unlimited, schedule, opportunities)"),
+            format!("unknown rate kind {other:?} (allowed: constant, unlimited, schedule, opportunities, policer)"),
         ),
     }
 }

@@ -1,13 +1,14 @@
-//! One direction of the link: queue → rate server → delay line → loss, driven by time.
+//! One direction of the link: queue → rate server → delay line → loss, driven by time; a
+//! policer replaces queue and rate server with a token bucket that passes or drops at once.
 //!
 //! Pure state machine: the caller passes the current time (ns, any monotonic origin, never
 //! decreasing) and gets `Event`s back; `next_wakeup_ns` says when to call `poll` again.
 
-use crate::config::{DirectionConfig, RateConfig};
+use crate::config::{DirectionConfig, DropPolicy, QueueConfig, QueueLimit, RateConfig};
 use crate::delay::DelayLine;
 use crate::loss::Loss;
 use crate::queue::{Packet, Queue};
-use crate::rate::{Constant, Opportunities, Schedule};
+use crate::rate::{Constant, Opportunities, Schedule, TokenBucket};
 use rand_chacha::rand_core::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
@@ -20,6 +21,8 @@ pub enum DropCause {
     Loss,
     /// Larger than mtu_bytes + 14: never enters the queue.
     Oversized,
+    /// A policer's bucket held fewer tokens than the frame's bytes.
+    Police,
 }
 
 #[derive(Debug)]
@@ -66,6 +69,8 @@ pub struct Counters {
     pub bytes_out: u64,
     pub drops_queue: u64,
     pub drops_loss: u64,
+    /// Frames a policer dropped (always 0 for the other rate kinds).
+    pub drops_police: u64,
     pub oversized: u64,
     pub queue_delay: DelayAgg,
 }
@@ -75,7 +80,14 @@ enum Server {
     Constant(Constant),
     Schedule(Schedule),
     Opportunities(Opportunities),
+    Policer(TokenBucket),
 }
+
+/// What a policer direction has instead of a queue: a queue nothing ever enters.
+const NO_QUEUE: QueueConfig = QueueConfig {
+    limit: QueueLimit::Packets(0),
+    drop: DropPolicy::Tail,
+};
 
 struct InService<T> {
     pkt: Packet<T>,
@@ -121,6 +133,10 @@ impl<T> Direction<T> {
                 *bytes_per_opportunity,
                 *looped,
             )),
+            RateConfig::Policer {
+                rate_bps,
+                burst_bytes,
+            } => Server::Policer(TokenBucket::new(*rate_bps, *burst_bytes)),
         };
         let mut jitter_rng = ChaCha8Rng::seed_from_u64(seed);
         jitter_rng.set_stream(stream * 2);
@@ -128,7 +144,7 @@ impl<T> Direction<T> {
         loss_rng.set_stream(stream * 2 + 1);
         Direction {
             max_frame_bytes: mtu_bytes + 14,
-            queue: Queue::new(cfg.queue),
+            queue: Queue::new(cfg.queue.unwrap_or(NO_QUEUE)),
             server,
             in_service: None,
             server_free_ns: 0,
@@ -175,6 +191,21 @@ impl<T> Direction<T> {
                 at_ns: now_ns,
                 cause: DropCause::Oversized,
             });
+            return;
+        }
+        if let Server::Policer(bucket) = &mut self.server {
+            // No queue: the frame passes at once (queueing delay 0) or is dropped.
+            if bucket.conform(now_ns, bytes) {
+                self.leave_server(pkt, now_ns);
+            } else {
+                self.counters.drops_police += 1;
+                out.push(Event::Dropped {
+                    pkt,
+                    at_ns: now_ns,
+                    cause: DropCause::Police,
+                });
+            }
+            self.poll(now_ns, out);
             return;
         }
         // Everything strictly before the arrival happens first, then the arrival, then the
@@ -271,7 +302,7 @@ impl<T> Direction<T> {
                     Server::Unlimited => Some(start),
                     Server::Constant(c) => Some(c.finish(start, pkt.bytes)),
                     Server::Schedule(s) => s.finish(start, pkt.bytes),
-                    Server::Opportunities(_) => unreachable!(),
+                    Server::Opportunities(_) | Server::Policer(_) => unreachable!(),
                 };
                 self.in_service = Some(InService {
                     pkt,

@@ -177,3 +177,53 @@ impl Opportunities {
         }
     }
 }
+
+/// A token bucket in exact integer arithmetic. Tokens are counted in bit·ns/s (a frame of
+/// `b` bytes costs `b · 8 · 10⁹`, and `dt` ns at `rate_bps` add `rate_bps · dt`), so refills
+/// never round. The bucket starts full, as tc's police action does.
+#[derive(Debug, Clone)]
+pub struct TokenBucket {
+    rate_bps: u128,
+    cap: u128,
+    tokens: u128,
+    last_ns: u64,
+}
+
+impl TokenBucket {
+    pub fn new(rate_bps: u64, burst_bytes: u64) -> Self {
+        let cap = burst_bytes as u128 * 8 * NS_PER_S;
+        TokenBucket {
+            rate_bps: rate_bps as u128,
+            cap,
+            tokens: cap,
+            last_ns: 0,
+        }
+    }
+
+    fn refill(&mut self, now_ns: u64) {
+        if now_ns > self.last_ns {
+            let add = self.rate_bps * (now_ns - self.last_ns) as u128;
+            self.tokens = (self.tokens + add).min(self.cap);
+            self.last_ns = now_ns;
+        }
+    }
+
+    /// Tokens available at `now_ns`, in bytes (rounded down).
+    pub fn tokens_bytes(&mut self, now_ns: u64) -> u64 {
+        self.refill(now_ns);
+        (self.tokens / (8 * NS_PER_S)) as u64
+    }
+
+    /// Does a frame of `bytes` conform at `now_ns`? If so its tokens are taken; if not the
+    /// bucket is left as it is (a dropped frame costs nothing).
+    pub fn conform(&mut self, now_ns: u64, bytes: u64) -> bool {
+        self.refill(now_ns);
+        let cost = bytes as u128 * 8 * NS_PER_S;
+        if cost <= self.tokens {
+            self.tokens -= cost;
+            true
+        } else {
+            false
+        }
+    }
+}

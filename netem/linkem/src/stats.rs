@@ -48,6 +48,7 @@ impl StatsTracker {
             bytes_out: cur.bytes_out - p.bytes_out,
             drops_queue: cur.drops_queue - p.drops_queue,
             drops_loss: cur.drops_loss - p.drops_loss,
+            drops_police: cur.drops_police - p.drops_police,
             oversized: cur.oversized - p.oversized,
             queue_delay: delay,
         };
@@ -81,7 +82,8 @@ fn line(
     format!(
         concat!(
             r#"{{"t_s": {}, "dir": "{}", "arrivals": {}, "departures": {}, "bytes_out": {}, "#,
-            r#""drops_queue": {}, "drops_loss": {}, "oversized": {}, "queue_bytes": {}, "#,
+            r#""drops_queue": {}, "drops_loss": {}, "drops_police": {}, "oversized": {}, "#,
+            r#""queue_bytes": {}, "#,
             r#""queue_delay_ms_mean": {}, "queue_delay_ms_max": {}, "rx_drops": {}, "#,
             r#""tx_errors": {}, "log_dropped": {}, "send_late_ms_mean": {}, "#,
             r#""send_late_ms_max": {}, "final": {}}}"#
@@ -93,6 +95,7 @@ fn line(
         c.bytes_out,
         c.drops_queue,
         c.drops_loss,
+        c.drops_police,
         c.oversized,
         queue_bytes,
         num3(c.queue_delay.mean_ns() / 1e6),

@@ -3,7 +3,7 @@
 mod common;
 use common::*;
 use linkem::rate::Schedule;
-use linkem::{DropCause, Event};
+use linkem::DropCause;
 
 const BIG_QUEUE: &str = r#"{"limit_packets": 1000000}"#;
 
@@ -112,17 +112,7 @@ fn queue_run(queue: &str, n: u64) -> (Vec<u64>, Vec<u64>, u64) {
     }
     let qb = d.queue_bytes();
     d.poll(S, &mut out);
-    let dropped = out
-        .iter()
-        .filter_map(|e| match e {
-            Event::Dropped {
-                pkt,
-                cause: DropCause::Queue,
-                ..
-            } => Some(pkt.payload),
-            _ => None,
-        })
-        .collect();
+    let dropped = dropped(&out, DropCause::Queue);
     (sent(&out).iter().map(|x| x.0).collect(), dropped, qb)
 }
 
@@ -146,6 +136,33 @@ fn drop_head_pushes_out_the_oldest() {
     let (s, dr, _) = queue_run(r#"{"limit_packets": 2, "drop": "head"}"#, 6);
     assert_eq!(s, vec![0, 4, 5]);
     assert_eq!(dr, vec![1, 2, 3]);
+}
+
+#[test]
+fn a_queue_of_one_frame_holds_one_behind_the_one_in_service() {
+    // limit 1000 B with 1000-byte frames: one in service (not counted) + one waiting.
+    let (s, dr, qb) = queue_run(r#"{"limit_bytes": 1000}"#, 5);
+    assert_eq!(qb, 1000);
+    assert_eq!(s, vec![0, 1]);
+    assert_eq!(dr, vec![2, 3, 4]);
+}
+
+#[test]
+fn a_queue_smaller_than_a_frame_drops_that_frame_even_on_an_idle_link() {
+    // Every frame enters the queue before the server takes it, so a frame larger than
+    // limit_bytes is dropped on arrival, busy link or not (Linux bfifo under HTB alike);
+    // smaller frames still pass.
+    let mut d = direction(
+        r#"{"rate": {"kind": "constant", "rate_bps": 8000000}, "queue": {"limit_bytes": 999}}"#,
+    );
+    let mut out = Vec::new();
+    d.enqueue(0, 0, 1000, &mut out);
+    d.enqueue(10 * MS, 1, 999, &mut out);
+    d.enqueue(20 * MS, 2, 1000, &mut out);
+    d.poll(S, &mut out);
+    let s: Vec<u64> = sent(&out).iter().map(|x| x.0).collect();
+    assert_eq!(s, vec![1]);
+    assert_eq!(d.counters().drops_queue, 2);
 }
 
 #[test]

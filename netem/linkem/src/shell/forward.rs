@@ -168,6 +168,7 @@ impl Forwarder {
                             let fate = match cause {
                                 DropCause::Queue => Fate::DropQueue,
                                 DropCause::Loss => Fate::DropLoss,
+                                DropCause::Police => Fate::DropPolice,
                                 DropCause::Oversized => Fate::Oversized,
                             };
                             self.log.log(Record {

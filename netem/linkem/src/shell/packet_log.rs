@@ -17,6 +17,7 @@ pub enum Fate {
     Sent,
     DropQueue,
     DropLoss,
+    DropPolice,
     Oversized,
     TxError,
 }
@@ -27,6 +28,7 @@ impl Fate {
             Fate::Sent => "sent",
             Fate::DropQueue => "drop_queue",
             Fate::DropLoss => "drop_loss",
+            Fate::DropPolice => "drop_police",
             Fate::Oversized => "oversized",
             Fate::TxError => "tx_error",
         }

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use linkem::config::{parse_config, DirectionConfig};
-use linkem::{Direction, Event};
+use linkem::{Direction, DropCause, Event};
 
 pub const MS: u64 = 1_000_000;
 pub const S: u64 = 1_000_000_000;
@@ -23,6 +23,17 @@ pub fn sent(events: &[Event<u64>]) -> Vec<(u64, u64)> {
         .iter()
         .filter_map(|e| match e {
             Event::Sent { pkt, at_ns } => Some((pkt.payload, *at_ns)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Payloads of the packets dropped for `cause`, in emission order.
+pub fn dropped(events: &[Event<u64>], cause: DropCause) -> Vec<u64> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Dropped { pkt, cause: c, .. } if *c == cause => Some(pkt.payload),
             _ => None,
         })
         .collect()
