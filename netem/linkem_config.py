@@ -11,6 +11,7 @@ from netem.resolve import (
     MTU_BYTES,
     ConstantRate,
     OpportunitiesRate,
+    PolicerRate,
     Rate,
     ResolvedDirection,
     ResolvedLink,
@@ -39,22 +40,26 @@ def rate_json(rate: Rate) -> dict[str, Any]:
             "bytes_per_opportunity": rate.bytes_per_opportunity,
             "loop": rate.loop,
         }
+    if isinstance(rate, PolicerRate):
+        return {"kind": "policer", "rate_bps": rate.rate_bps, "burst_bytes": rate.burst_bytes}
     raise TypeError(f"unknown rate {rate!r}")  # pragma: no cover
 
 
 def direction_json(d: ResolvedDirection) -> dict[str, Any]:
-    return {
+    out: dict[str, Any] = {
         "rate": rate_json(d.rate),
         "delay_us": d.delay_us,
         "jitter_us": d.jitter_us,
         "jitter_reorder": d.jitter_reorder,
         "loss": {"kind": d.loss.kind, **d.loss.params},
-        "queue": {
+    }
+    if d.queue is not None:  # a policer has none
+        out["queue"] = {
             "limit_bytes": d.queue.limit_bytes,
             "limit_packets": d.queue.limit_packets,
             "drop": d.queue.drop,
-        },
-    }
+        }
+    return out
 
 
 def linkem_config(link: ResolvedLink, seed: int, mtu_bytes: int = MTU_BYTES) -> dict[str, Any]:

@@ -14,6 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 Percent = Annotated[float, Field(ge=0.0, le=100.0)]
 
+ETH_HEADER_BYTES = 14
+MTU_BYTES = 1500
+MAX_FRAME_BYTES = MTU_BYTES + ETH_HEADER_BYTES
+"""A full-size frame as both backends count it: Ethernet header + IP packet (no FCS)."""
+
 
 class Strict(BaseModel):
     """Base for config models: unknown keys are errors."""
@@ -162,13 +167,46 @@ Loss = Annotated[
 ]
 
 
+# --------------------------------------------------------------------------- policer
+
+
+class Policer(Strict):
+    """A token-bucket policer in place of a shaper: no queue. The bucket holds up to
+    burst_bytes, fills at rate_mbps and starts full; a frame passes at once if the bucket
+    holds at least its bytes (which it then takes), else it is dropped (taking nothing).
+    Bytes are Ethernet frames (header + IP packet, no FCS), in linkem and in tc alike."""
+
+    rate_mbps: float = Field(gt=0.0, le=100_000.0, description="token fill rate (Mbit/s)")
+    burst_bytes: int = Field(
+        description=f"bucket size in frame bytes, at least one full frame ({MAX_FRAME_BYTES})"
+    )
+
+    @model_validator(mode="after")
+    def _burst_holds_a_frame(self) -> Policer:
+        if self.burst_bytes < MAX_FRAME_BYTES:
+            raise ValueError(
+                f"burst_bytes {self.burst_bytes} must be at least one full frame, "
+                f"{MAX_FRAME_BYTES} bytes (a smaller bucket never passes a full-size packet)"
+            )
+        return self
+
+
 # --------------------------------------------------------------------------- queue
 
 
 class Queue(Strict):
-    """The bottleneck queue. Exactly one of limit_bytes, limit_packets, bdp_factor."""
+    """The bottleneck queue. Exactly one of limit_bytes, limit_packets, bdp_factor.
 
-    limit_bytes: int | None = Field(default=None, gt=0)
+    The limit counts the frames waiting, not the one being serialised; a frame that does not
+    fit is dropped on arrival, even on an idle link (it enters the queue before the server
+    takes it; Linux's bfifo under HTB does the same). So limit_bytes must hold one full frame,
+    and a BDP below one frame resolves to one frame."""
+
+    limit_bytes: int | None = Field(
+        default=None,
+        ge=MAX_FRAME_BYTES,
+        description=f"bytes of waiting frames, at least one full frame ({MAX_FRAME_BYTES})",
+    )
     limit_packets: int | None = Field(default=None, gt=0)
     bdp_factor: float | None = Field(
         default=None, gt=0.0, description="limit = factor × rate × rtt_ms (bytes)"
@@ -192,7 +230,8 @@ class Queue(Strict):
 
 
 class Direction(Strict):
-    """One direction of an emulated link: queue → rate server → delay line → loss."""
+    """One direction of an emulated link: queue → rate server → delay line → loss, or
+    policer → delay line → loss."""
 
     rate_mbps: float | None = Field(
         default=None, gt=0.0, le=100_000.0, description="constant rate (Mbit/s)"
@@ -204,15 +243,37 @@ class Direction(Strict):
     jitter_reorder: bool = Field(
         default=False, description="let jitter reorder packets (netem's default); off: FIFO"
     )
+    policer: Policer | None = Field(
+        default=None, description="a token-bucket policer instead of a shaper (no queue)"
+    )
     loss: Loss = Field(default_factory=NoLoss)
-    queue: Queue = Field(default_factory=lambda: Queue(bdp_factor=1.0))
+    queue: Queue | None = Field(
+        default=None, description="the bottleneck queue; default one BDP; none with a policer"
+    )
+
+    @property
+    def effective_queue(self) -> Queue | None:
+        """The queue in force: as given, one BDP by default, None for a policer."""
+        if self.policer is not None:
+            return None
+        return self.queue if self.queue is not None else Queue(bdp_factor=1.0)
 
     @model_validator(mode="after")
     def _one_rate(self) -> Direction:
-        given = sum([self.rate_mbps is not None, self.trace is not None, self.unlimited])
+        given = sum(
+            [
+                self.rate_mbps is not None,
+                self.trace is not None,
+                self.unlimited,
+                self.policer is not None,
+            ]
+        )
         if given != 1:
-            raise ValueError("give exactly one of rate_mbps, trace, unlimited: true")
-        if self.unlimited and self.queue.bdp_factor is not None:
+            raise ValueError("give exactly one of rate_mbps, trace, unlimited: true, policer")
+        if self.policer is not None and self.queue is not None:
+            raise ValueError("a policer has no queue: remove queue (burst_bytes is its buffer)")
+        q = self.effective_queue
+        if self.unlimited and q is not None and q.bdp_factor is not None:
             raise ValueError("an unlimited link has no BDP: give queue.limit_bytes/limit_packets")
         return self
 

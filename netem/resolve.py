@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from netem.model import MAX_FRAME_BYTES as MAX_FRAME_BYTES  # re-exported
+from netem.model import MTU_BYTES as MTU_BYTES  # re-exported
 from netem.model import (
     Direction,
     FourStateLoss,
@@ -29,11 +31,6 @@ from netem.model import (
     NoLoss,
 )
 from priolab.errors import UserError
-
-ETH_HEADER_BYTES = 14
-MTU_BYTES = 1500
-MAX_FRAME_BYTES = MTU_BYTES + ETH_HEADER_BYTES
-"""The smallest queue a BDP resolves to: one full frame (else nothing could ever pass)."""
 
 
 class ResolveError(UserError):
@@ -88,7 +85,16 @@ class OpportunitiesRate:
     kind: Literal["opportunities"] = "opportunities"
 
 
-Rate = ConstantRate | UnlimitedRate | ScheduleRate | OpportunitiesRate
+@dataclass(frozen=True)
+class PolicerRate:
+    """Token bucket, no queue: fills at rate_bps up to burst_bytes (frame bytes), starts full."""
+
+    rate_bps: int
+    burst_bytes: int
+    kind: Literal["policer"] = "policer"
+
+
+Rate = ConstantRate | UnlimitedRate | ScheduleRate | OpportunitiesRate | PolicerRate
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,8 @@ class ResolvedQueue:
     drop: Literal["tail", "head"]
     bdp_rtt_ms: float | None = None
     """The RTT the BDP was computed from (None: limit given directly)."""
+    raised_to_one_frame: bool = False
+    """The BDP was below one full frame and the limit was raised to MAX_FRAME_BYTES."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +127,8 @@ class ResolvedDirection:
     jitter_us: int
     jitter_reorder: bool
     loss: ResolvedLoss
-    queue: ResolvedQueue
+    queue: ResolvedQueue | None
+    """None exactly for a policer (it has no queue)."""
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -263,6 +272,9 @@ def _resolve_rate(direction: Direction, base_dir: Path, where: str) -> tuple[Rat
     if direction.rate_mbps is not None:
         bps = int(round(direction.rate_mbps * 1e6))
         return ConstantRate(bps), float(bps)
+    if direction.policer is not None:
+        bps = int(round(direction.policer.rate_mbps * 1e6))
+        return PolicerRate(bps, direction.policer.burst_bytes), float(bps)
     assert direction.trace is not None
     from traces.throughput import DeliveryOpportunities, RateSchedule, TraceError, load_trace
 
@@ -294,8 +306,10 @@ def _resolve_rate(direction: Direction, base_dir: Path, where: str) -> tuple[Rat
 
 def _resolve_queue(
     direction: Direction, mean_rate_bps: float | None, rtt_default_ms: float, where: str
-) -> ResolvedQueue:
-    q = direction.queue
+) -> ResolvedQueue | None:
+    q = direction.effective_queue
+    if q is None:  # a policer
+        return None
     if q.bdp_factor is None:
         return ResolvedQueue(q.limit_bytes, q.limit_packets, q.drop)
     if mean_rate_bps is None:  # the model forbids it already; keep the error explicit
@@ -307,7 +321,13 @@ def _resolve_queue(
             "set queue.rtt_ms or use queue.limit_bytes/limit_packets"
         )
     limit = math.ceil(q.bdp_factor * mean_rate_bps / 8.0 * rtt_ms / 1000.0)
-    return ResolvedQueue(max(limit, MAX_FRAME_BYTES), None, q.drop, bdp_rtt_ms=rtt_ms)
+    return ResolvedQueue(
+        max(limit, MAX_FRAME_BYTES),
+        None,
+        q.drop,
+        bdp_rtt_ms=rtt_ms,
+        raised_to_one_frame=limit < MAX_FRAME_BYTES,
+    )
 
 
 # --------------------------------------------------------------------------- direction / link

@@ -18,6 +18,12 @@ constant delay. netem's limit is set far above anything the FIFO holds so it nev
 first. The differences to the model: loss is applied before the queue (a lost packet does
 not use link capacity), and jitter is applied before the queue (a busy queue smooths it).
 
+A policer direction has no HTB and no FIFO: a `clsact` qdisc on the same interface carries an
+egress u32 filter matching every frame with `action police rate R burst B mtu 1514
+conform-exceed drop/ok`. clsact's egress hook runs before the root qdisc, so the order is
+policer → netem (delay, loss), as in linkem. At the egress hook the kernel counts the whole
+Ethernet frame (`qdisc_pkt_len`: header + IP packet, no FCS), as linkem does.
+
 See netem/README.md ("The tc backend") for drop-head, jitter ordering and traces.
 """
 
@@ -39,6 +45,7 @@ from netem.resolve import (
     MAX_FRAME_BYTES,
     ConstantRate,
     OpportunitiesRate,
+    PolicerRate,
     ResolvedDirection,
     ResolvedLoss,
     ScheduleRate,
@@ -145,6 +152,7 @@ def netem_args(d: ResolvedDirection, seed: int | None) -> list[str]:
 def queue_args(d: ResolvedDirection) -> tuple[list[str], list[str]]:
     """The FIFO qdisc arguments and notes on anything approximated."""
     q = d.queue
+    assert q is not None, "a policer has no queue"
     if q.drop == "tail":
         if q.limit_bytes is not None:
             return ["bfifo", "limit", str(q.limit_bytes)], []
@@ -204,10 +212,21 @@ def trace_steps(d: ResolvedDirection) -> tuple[list[tuple[int, int]], int, bool]
     return None
 
 
+def police_commands(dev: str, rate: PolicerRate) -> list[list[str]]:
+    """A clsact qdisc and an egress filter that polices every frame leaving `dev`."""
+    return [
+        ["tc", "qdisc", "add", "dev", dev, "clsact"],
+        ["tc", "filter", "add", "dev", dev, "egress", "protocol", "all", "prio", "1",
+         "u32", "match", "u32", "0", "0",
+         "action", "police", "rate", f"{rate.rate_bps}bit", "burst", str(rate.burst_bytes),
+         "mtu", str(MAX_FRAME_BYTES), "conform-exceed", "drop/ok"],
+    ]  # fmt: skip
+
+
 def initial_rate_bps(d: ResolvedDirection) -> int | None:
     if isinstance(d.rate, ConstantRate):
         return d.rate.rate_bps
-    if isinstance(d.rate, UnlimitedRate):
+    if isinstance(d.rate, UnlimitedRate | PolicerRate):
         return None
     steps = trace_steps(d)
     assert steps is not None
@@ -225,6 +244,8 @@ def direction_commands(
             ["tc", "qdisc", "add", "dev", dev, "root", "handle", NETEM_HANDLE] + netem_args(d, seed)
         )
         parent = ["parent", NETEM_CHILD]
+    if isinstance(d.rate, PolicerRate):
+        return cmds + police_commands(dev, d.rate), []
     rate = initial_rate_bps(d)
     if rate is not None:
         cmds.append(
@@ -257,6 +278,11 @@ def class_change_argv(dev: str, rate_bps: int) -> list[str]:
 
 def teardown_argv(dev: str) -> list[str]:
     return ["tc", "qdisc", "del", "dev", dev, "root"]
+
+
+def teardown_police_argv(dev: str) -> list[str]:
+    """Removes the clsact qdisc and with it the police filter."""
+    return ["tc", "qdisc", "del", "dev", dev, "clsact"]
 
 
 class TraceReplayer:
@@ -305,6 +331,23 @@ class TraceReplayer:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5.0)
+
+
+class TcError(RuntimeError):
+    """A tc command failed; the message holds the command, tc's error and a hint."""
+
+
+def _run_or_explain(node: NodeExec, argv: list[str]) -> None:
+    res = node.run(argv, check=False)
+    if res.returncode == 0:
+        return
+    hint = ""
+    if "police" in argv:
+        hint = (
+            " (a policer needs the kernel's act_police, CONFIG_NET_ACT_POLICE, and clsact; "
+            "without them use `backend: userspace`)"
+        )
+    raise TcError(f"{' '.join(argv)}: exit {res.returncode}: {res.stderr.strip()}{hint}")
 
 
 def _master(node: NodeExec, dev: str) -> str | None:
@@ -390,9 +433,10 @@ class TcBackend:
         for key in ("uplink", "downlink"):
             dev = plan[key]["dev"]
             node.run(teardown_argv(dev), check=False)  # no stale root qdisc
+            node.run(teardown_police_argv(dev), check=False)  # nor a stale policer
             self._devs.append(dev)  # stop() cleans up even if a command below fails
             for argv in plan[key]["commands"]:
-                node.run(argv)
+                _run_or_explain(node, argv)
                 commands.append(argv)
         t0 = time.monotonic()
         for key in ("uplink", "downlink"):
@@ -430,7 +474,15 @@ class TcBackend:
                     stats[dev] = json.loads(res.stdout) if res.returncode == 0 else res.stderr
                 except json.JSONDecodeError:
                     stats[dev] = res.stdout
+                res = node.run(["tc", "-s", "-j", "filter", "show", "dev", dev, "egress"],
+                               check=False)  # fmt: skip
+                if res.returncode == 0 and res.stdout.strip() not in ("", "[]"):
+                    try:
+                        stats[f"{dev} egress filters"] = json.loads(res.stdout)
+                    except json.JSONDecodeError:
+                        stats[f"{dev} egress filters"] = res.stdout
                 node.run(teardown_argv(dev), check=False)
+                node.run(teardown_police_argv(dev), check=False)
             out["qdisc_stats"] = stats
             if self._bridge:
                 node.run(["ip", "link", "del", BRIDGE_NAME], check=False)

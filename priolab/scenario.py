@@ -131,14 +131,17 @@ class RunSpec:
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     """Recursive dict merge; override wins; a mapping replaces a mapping only key by key.
 
-    A direction's `rate_mbps`, `trace` and `unlimited` are alternatives: an override that
-    names one of them drops the others from the base.
+    A direction's `rate_mbps`, `trace`, `unlimited` and `policer` are alternatives: an
+    override that names one of them drops the others from the base; one that names `policer`
+    also drops the base's `queue` (a policer has none).
     """
     out = copy.deepcopy(base)
-    rate_keys = {"rate_mbps", "trace", "unlimited"}
+    rate_keys = {"rate_mbps", "trace", "unlimited", "policer"}
     if rate_keys & override.keys():
         for k in rate_keys - override.keys():
             out.pop(k, None)
+        if "policer" in override:
+            out.pop("queue", None)
     for k, v in override.items():
         if isinstance(v, dict) and isinstance(out.get(k), dict) and k not in {"loss", "queue"}:
             out[k] = deep_merge(out[k], v)

@@ -15,6 +15,7 @@ from netem.resolve import (
     MAX_FRAME_BYTES,
     ConstantRate,
     OpportunitiesRate,
+    PolicerRate,
     ResolveError,
     ScheduleRate,
     expected_burst_len,
@@ -239,3 +240,50 @@ def test_missing_trace_names_the_key(tmp_path):
     direction = d(trace={"file": "nope.txt", "format": "schedule"}, delay_ms=1)
     with pytest.raises(ResolveError, match=r"uplink\.trace\.file"):
         resolve_direction(direction, tmp_path, where="uplink")
+
+
+# --------------------------------------------------------------- policer, small queues
+
+
+def test_policer_resolves_to_a_bucket_without_queue_and_linkem_json():
+    link = Link.model_validate(
+        {
+            "uplink": {"policer": {"rate_mbps": 20, "burst_bytes": 25000}, "delay_ms": 10.5},
+            "downlink": {"rate_mbps": 1000, "delay_ms": 10.5},
+        }
+    )
+    r = resolve_link(link, HERE)
+    assert r.uplink.rate == PolicerRate(20_000_000, 25000)
+    assert r.uplink.queue is None and r.uplink.mean_rate_bps == 20e6
+    up = linkem_config(r, seed=1)["a_to_b"]
+    assert up["rate"] == {"kind": "policer", "rate_bps": 20_000_000, "burst_bytes": 25000}
+    assert "queue" not in up
+    assert r.downlink.queue is not None and r.downlink.queue.limit_bytes == 2_625_000
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"policer": {"rate_mbps": 20, "burst_bytes": 25000}, "queue": {"bdp_factor": 1}},
+         "a policer has no queue"),
+        ({"policer": {"rate_mbps": 20, "burst_bytes": 1000}}, "burst_bytes 1000 must be at least"),
+        ({"policer": {"rate_mbps": 20}}, "burst_bytes"),
+        ({"policer": {"rate_mbps": 20, "burst_bytes": 9000}, "rate_mbps": 20}, "exactly one of"),
+        ({"rate_mbps": 20, "queue": {"limit_bytes": 1000}}, "limit_bytes"),
+    ],
+)  # fmt: skip
+def test_bad_policer_and_tiny_queue_configs_say_why(bad, match):
+    with pytest.raises(ValidationError, match=match):
+        Direction.model_validate(bad)
+
+
+def test_queue_down_to_005_bdp_resolves_and_records_a_raise_to_one_frame():
+    # FB uplink, 70 Mbit/s and 21 ms: 0.05 BDP = 9188 bytes, six full frames.
+    fb = d(rate_mbps=70, delay_ms=10.5, queue={"bdp_factor": 0.05})
+    q = resolve_direction(fb, HERE).queue
+    assert q is not None and q.limit_bytes == math.ceil(0.05 * 70e6 / 8 * 0.021)
+    assert not q.raised_to_one_frame
+    # 1 Mbit/s: 0.05 BDP is 132 bytes, below one frame: one frame, and said so.
+    slow = resolve_direction(d(rate_mbps=1, delay_ms=10.5, queue={"bdp_factor": 0.05}), HERE)
+    assert slow.queue is not None and slow.queue.limit_bytes == MAX_FRAME_BYTES
+    assert slow.queue.raised_to_one_frame

@@ -13,6 +13,7 @@ from netem.resolve import resolve_direction
 from netem.tc import (
     NETEM_LIMIT_PACKETS,
     TcBackend,
+    TcError,
     TraceReplayer,
     class_change_argv,
     direction_commands,
@@ -420,3 +421,104 @@ def test_no_seed_where_tc_does_not_know_it(tmp_path):
     assert any("no netem `seed`" in n for n in plan["notes"])
     assert seed_in_usage("Usage: ... netem [ limit PACKETS ]\n [ seed SEED ]")
     assert not seed_in_usage("Usage: ... netem [ limit PACKETS ]\n [ ecn ]")
+
+
+# ----------------------------------------------------------------------------- policer
+
+POLICE_FILTER = (
+    "tc filter add dev eth9 egress protocol all prio 1 u32 match u32 0 0 action police "
+    "rate 20000000bit burst 25000 mtu 1514 conform-exceed drop/ok"
+)
+
+
+def test_policer_is_a_clsact_egress_filter_without_htb_or_fifo():
+    got, notes = cmds(policer={"rate_mbps": 20, "burst_bytes": 25000})
+    assert got == ["tc qdisc add dev eth9 clsact", POLICE_FILTER]
+    assert notes == []
+
+
+def test_policer_with_delay_and_loss_keeps_netem_at_the_root():
+    got, _ = cmds(
+        seed=9,
+        policer={"rate_mbps": 20, "burst_bytes": 25000},
+        delay_ms=10.5,
+        loss={"model": "iid", "loss_pct": 0.05},
+    )
+    assert got == [
+        f"tc qdisc add dev eth9 root handle 1: netem limit {NL} delay 10500us loss random "
+        "0.05% seed 9",
+        "tc qdisc add dev eth9 clsact",
+        POLICE_FILTER,
+    ]
+
+
+def test_policer_apply_and_stop_remove_the_clsact_qdisc(tmp_path):
+    link = Link.model_validate(
+        {
+            "uplink": {"policer": {"rate_mbps": 20, "burst_bytes": 25000}},
+            "downlink": {"rate_mbps": 5, "queue": {"limit_bytes": 9000}},
+        }
+    )
+    node = FakeNode()
+    be = TcBackend()
+    applied = be.apply(node, "a0", "a1", link, base_dir=tmp_path, run_dir=tmp_path, seed=1)
+    assert ["tc", "qdisc", "add", "dev", "a1", "clsact"] in applied["commands"]
+    assert not any("htb" in c for c in applied["commands"] if "a1" in c)
+    be.stop()
+    assert ["tc", "qdisc", "del", "dev", "a1", "clsact"] in node.calls
+
+
+def test_a_failing_police_command_names_the_missing_kernel_feature(tmp_path):
+    class NoPolice(FakeNode):
+        def run(self, argv, *, check=True):
+            self.calls.append(argv)
+            rc = 2 if "police" in argv else 0
+            return subprocess.CompletedProcess(argv, rc, "", "Error: Failed to load TC action")
+
+    link = Link.model_validate(
+        {
+            "uplink": {"policer": {"rate_mbps": 20, "burst_bytes": 25000}},
+            "downlink": {"unlimited": True, "queue": {"limit_packets": 100}},
+        }
+    )
+    be = TcBackend()
+    with pytest.raises(TcError, match=r"act_police.*backend: userspace"):
+        be.apply(NoPolice(), "a0", "a1", link, base_dir=tmp_path, run_dir=tmp_path, seed=1)
+    be.stop()
+
+
+@pytest.mark.netns
+@pytest.mark.skipif(SUPPORT is None, reason="needs root")
+def test_policer_command_line_is_accepted_by_tc(tmp_path):
+    """tc parses the policer's argv; where the kernel has act_police it also applies and
+    polices (a 1 MB burst of pings through a 1-frame bucket loses some); where it lacks it
+    the refusal must come from the kernel, not from tc's parser."""
+    names, g, e, h = _trio("p")
+    try:
+        link = Link.model_validate(
+            {
+                "uplink": {"policer": {"rate_mbps": 1, "burst_bytes": 1514}},
+                "downlink": {"unlimited": True, "queue": {"limit_packets": 100}},
+            }
+        )
+        be = TcBackend()
+        try:
+            be.apply(e, "nepe0", "nepe1", link, base_dir=tmp_path, run_dir=tmp_path, seed=3)
+        except TcError as err:
+            assert "Failed to load TC action module" in str(err), err
+            pytest.skip("this kernel has no act_police (CONFIG_NET_ACT_POLICE): tc parsed the "
+                        "policer's command line and the kernel refused the action")  # fmt: skip
+        finally:
+            be.stop()
+        # Applied for real: 20 back-to-back 1400-byte pings against a one-frame bucket at
+        # 1 Mbit/s cannot all pass.
+        be.apply(e, "nepe0", "nepe1", link, base_dir=tmp_path, run_dir=tmp_path, seed=3)
+        ping = g.run(
+            ["ping", "-c", "20", "-i", "0.002", "-s", "1400", "-W", "1", "10.77.0.2"],
+            check=False,
+        )
+        assert " 0% packet loss" not in ping.stdout, ping.stdout
+        out = be.stop()
+        assert "nepe1 egress filters" in out["qdisc_stats"]
+    finally:
+        _cleanup(names)

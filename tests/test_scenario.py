@@ -152,6 +152,14 @@ def test_deep_merge_replaces_loss_whole() -> None:
     assert out["uplink"]["delay_ms"] == 1
 
 
+def test_deep_merge_policer_replaces_the_rate_and_the_queue() -> None:
+    base = {"uplink": {"rate_mbps": 70, "delay_ms": 10.5, "queue": {"bdp_factor": 1.0}}}
+    out = deep_merge(base, {"uplink": {"policer": {"rate_mbps": 70, "burst_bytes": 25000}}})
+    assert out["uplink"] == {"delay_ms": 10.5, "policer": {"rate_mbps": 70, "burst_bytes": 25000}}
+    back = deep_merge(out, {"uplink": {"rate_mbps": 70}})
+    assert back["uplink"] == {"delay_ms": 10.5, "rate_mbps": 70}
+
+
 def test_json_schema_validates_shipped_scenarios() -> None:
     import jsonschema
     import yaml
