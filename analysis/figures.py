@@ -10,6 +10,8 @@ supports is drawn; the others are skipped with a printed reason:
 - retx_keyframe                         (Fig. 9) retransmission and key-frame rate, Guest/Host
 - bitrate_sweep                         (Fig. 10) metrics vs video bitrate, with CIs
 - timeseries_<scheme>                   one run: throughput, bottleneck queue, MTP over time
+- microbursts_<scheme>                  (Fig. 2) that run's throughput in 1 ms windows over
+                                        0.5 s, if it has linkem's packet log
 Bars and points are the mean over runs with the 95 % bootstrap CI of summary.csv (or
 analysis.stats for the sweep); CDFs pool the frames of all valid runs of a group and say how
 many runs and frames they hold.
@@ -35,6 +37,7 @@ import seaborn as sns  # noqa: E402
 from analysis.aggregate import SCHEME_ORDER, aggregate, buffer_scheme, scheme_key  # noqa: E402
 from analysis.logs import AnalysisError, read_metadata, workload_kind  # noqa: E402
 from analysis.metrics import read_metrics  # noqa: E402
+from analysis.microbursts import fig_microbursts  # noqa: E402
 from analysis.stalls import Window, stall_spans_us, stalls  # noqa: E402
 from analysis.stats import bootstrap_ci  # noqa: E402
 from analysis.tables import TABLES_DIR, load_tables  # noqa: E402
@@ -491,6 +494,7 @@ def make_figures(scenario_dir: Path) -> tuple[list[Path], list[str]]:
     skipped += fig_retx_keyframe(summary, out)
     skipped += fig_bitrate(runs, out)
     skipped += fig_timeseries(runs, out)
+    skipped += fig_microbursts(runs, out)
     return sorted(out.glob("*.png")) if out.is_dir() else [], skipped
 
 

@@ -282,5 +282,10 @@ class Link(Strict):
     """A bidirectional emulated link. In the access topology uplink is guest→host."""
 
     backend: Literal["auto", "tc", "userspace"] = "auto"
+    packet_log: bool = Field(
+        default=False,
+        description="userspace backend: linkem writes RUN_DIR/linkem-packets.log, one JSON line "
+        "per packet (about 80 bytes each; the input of analysis.microbursts); tc has none",
+    )
     uplink: Direction
     downlink: Direction

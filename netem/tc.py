@@ -401,7 +401,8 @@ class TcBackend:
                        "trace": trace_steps(resolved.uplink)},
             "downlink": {"dev": iface_up_in, "commands": down_cmds, "seed": seed + 1,
                          "trace": trace_steps(resolved.downlink)},
-            "notes": up_notes + down_notes,
+            "notes": up_notes + down_notes
+            + (["packet_log: the tc backend writes no packet log"] if link.packet_log else []),
         }  # fmt: skip
 
     def apply(

@@ -22,6 +22,8 @@ from netem.resolve import resolve_link
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
+PACKET_LOG_NAME = "linkem-packets.log"
+"""linkem's per-packet log in the run dir (with `link.packet_log: true`)."""
 
 
 class LinkemError(RuntimeError):
@@ -110,8 +112,8 @@ class LinkemBackend:
             "--stats", str(self._stats_path),
             "--ready-file", str(ready),
         ]  # fmt: skip
-        if self.packet_log:
-            argv += ["--packet-log", str(run_dir / "linkem-packets.log")]
+        if self.packet_log or link.packet_log:
+            argv += ["--packet-log", str(run_dir / PACKET_LOG_NAME)]
         self._result = None
         with open(self._stderr_path, "wb") as err:
             self._proc = node.popen(argv, stdout=subprocess.DEVNULL, stderr=err)

@@ -73,6 +73,18 @@ def test_driver_with_stand_in(tmp_path):
     assert be.stop() is out  # idempotent
 
 
+def test_scenario_key_packet_log_turns_on_linkems_packet_log(tmp_path):
+    for on in (False, True):
+        link = Link.model_validate({**LINK.model_dump(exclude_unset=True), "packet_log": on})
+        be = LinkemBackend(fake_binary(tmp_path, "ok"))
+        run = tmp_path / f"run-{on}"
+        argv = be.apply(NetnsExec(None), "ga", "hb", link, base_dir=tmp_path, run_dir=run,
+                        seed=1)["argv"]  # fmt: skip
+        be.stop()
+        want = ["--packet-log", str(run.resolve() / "linkem-packets.log")]
+        assert (argv[-2:] == want) is on, argv
+
+
 def test_exit_before_ready_reports_stderr(tmp_path):
     be = LinkemBackend(fake_binary(tmp_path, "fail"))
     with pytest.raises(LinkemError, match=r"code 2.*a_to_b\.rate\.kind"):
