@@ -4,7 +4,7 @@
 //! of a linkem direction without a rate limit, which adds the delay and the loss.
 
 use crate::conn::Packet;
-use linkem::config::{DirectionConfig, QueueConfig, QueueLimit, RateConfig};
+use linkem::config::{DirectionConfig, DropPolicy, QueueConfig, QueueLimit, RateConfig};
 use linkem::{Direction, DropCause, Event};
 
 /// IPv4 (20) + UDP (8) + Ethernet (14) bytes around a QUIC packet: linkem counts Ethernet
@@ -82,10 +82,10 @@ impl Link {
             Some(_) => {
                 let free = DirectionConfig {
                     rate: RateConfig::Unlimited,
-                    queue: QueueConfig {
+                    queue: Some(QueueConfig {
                         limit: QueueLimit::Packets(u64::MAX),
-                        drop: cfg.queue.drop,
-                    },
+                        drop: cfg.queue.map_or(DropPolicy::Tail, |q| q.drop),
+                    }),
                     ..cfg.clone()
                 };
                 Direction::new(&free, LINK_MTU_BYTES, seed, stream)
@@ -125,6 +125,7 @@ impl Link {
                 Event::Dropped { cause, .. } => match cause {
                     DropCause::Loss => self.stats.dropped_loss += 1,
                     DropCause::Queue | DropCause::Oversized => self.stats.dropped_queue += 1,
+                    DropCause::Police => self.stats.dropped_policer += 1,
                 },
             }
         }

@@ -265,14 +265,14 @@ impl Params {
             jitter_ns: 0,
             jitter_reorder: false,
             loss: loss.linkem(),
-            queue: QueueConfig {
+            queue: Some(QueueConfig {
                 limit: QueueLimit::Bytes(bdp_queue_bytes(queue_bdp, rate_mbps, self.rtt_ms())),
                 drop: if head {
                     DropPolicy::Head
                 } else {
                     DropPolicy::Tail
                 },
-            },
+            }),
         }
     }
 

@@ -138,10 +138,10 @@ fn free_link(policer: Option<Policer>) -> Link {
         jitter_ns: 0,
         jitter_reorder: false,
         loss: LossConfig::None,
-        queue: QueueConfig {
+        queue: Some(QueueConfig {
             limit: QueueLimit::Bytes(10_000_000),
             drop: DropPolicy::Tail,
-        },
+        }),
     };
     Link::new(&cfg, policer, 1, 0)
 }
