@@ -285,7 +285,7 @@ class Link(Strict):
     packet_log: bool = Field(
         default=False,
         description="userspace backend: linkem writes RUN_DIR/linkem-packets.log, one JSON line "
-        "per packet (about 80 bytes each; the input of analysis.microbursts); tc has none",
+        "per packet (about 90 bytes each; the input of analysis.microbursts); tc has none",
     )
     uplink: Direction
     downlink: Direction
