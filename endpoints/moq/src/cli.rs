@@ -61,7 +61,8 @@ pub struct Args {
     /// Scheme group: groups more than this many behind the newest are abandoned (reset).
     #[arg(long, default_value_t = 1)]
     pub max_group_lag: u64,
-    /// Publisher: frames captured in [0, duration) are released.
+    /// Publisher: frames captured in [0, duration) are released. Subscriber: with --drain-s,
+    /// when to end by itself (2 s after duration + drain) if the publisher's close never came.
     #[arg(long, default_value_t = 30.0)]
     pub duration_s: f64,
     /// Publisher: after the last release, keep the connection open this long, then close.

@@ -20,6 +20,9 @@ const EXIT_BAD_ARGS: u8 = 2;
 const EXIT_PEER_LOST: u8 = 3;
 const EXIT_NO_CONNECTION: u8 = 4;
 
+/// The subscriber ends by itself this long after duration + drain (from its connection).
+const SUBSCRIBER_SLACK_S: f64 = 2.0;
+
 /// Application close code of a publisher that streamed its whole duration.
 const CLOSE_DONE: VarInt = VarInt::from_u32(0);
 
@@ -129,11 +132,22 @@ async fn run(args: &Args) -> Result<u8> {
             code
         }
         RoleArg::Subscriber => {
+            // The publisher closes at duration + drain after its start; should its close be
+            // lost or stuck behind a full bottleneck queue, end by ourselves a little later.
+            let limit =
+                Duration::from_secs_f64(args.duration_s + args.drain_s + SUBSCRIBER_SLACK_S);
+            let c = conn.clone();
+            let timer = tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                c.close(CLOSE_DONE, b"duration");
+            });
             let o = subscribe::run(&conn, &args.log_dir).await?;
+            timer.abort();
             let (code, reason) = match &o.close {
                 Some(ConnectionError::ApplicationClosed(c)) if c.error_code == CLOSE_DONE => {
                     (0, "peer_closed")
                 }
+                Some(ConnectionError::LocallyClosed) => (0, "duration"),
                 _ => (EXIT_PEER_LOST, "peer_lost"),
             };
             if code != 0 {

@@ -224,3 +224,52 @@ fn subscriber_without_publisher_exits_4() {
     assert_eq!(code, 4, "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn subscriber_ends_by_itself_after_duration_and_drain() {
+    let dir = scratch("selfend");
+    let bind = format!("127.0.0.1:{}", free_port());
+    let cert = dir.join("cert.der");
+    let (pl, sl) = (dir.join("pub"), dir.join("sub"));
+    let t = trace();
+    let publisher = spawn(&[
+        "--role",
+        "publisher",
+        "--bind",
+        &bind,
+        "--cert-out",
+        cert.to_str().unwrap(),
+        "--log-dir",
+        pl.to_str().unwrap(),
+        "--frame-trace",
+        &t,
+        "--duration-s",
+        "20",
+    ]); // fmt: skip
+        // the subscriber expects 1 s + 0.5 s of drain: it closes 2 s after that
+    let subscriber = spawn(&[
+        "--role",
+        "subscriber",
+        "--connect",
+        &bind,
+        "--cert",
+        cert.to_str().unwrap(),
+        "--log-dir",
+        sl.to_str().unwrap(),
+        "--duration-s",
+        "1",
+        "--drain-s",
+        "0.5",
+    ]); // fmt: skip
+    let (sc, serr) = wait(subscriber, Duration::from_secs(15));
+    assert_eq!(sc, 0, "subscriber stderr: {serr}");
+    let summary = std::fs::read_to_string(sl.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"exit_reason\": \"duration\""),
+        "{summary}"
+    );
+    // the publisher, its peer gone, ends with 3 (peer lost)
+    let (pc, perr) = wait(publisher, Duration::from_secs(30));
+    assert_eq!(pc, 3, "publisher stderr: {perr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

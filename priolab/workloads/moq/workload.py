@@ -78,13 +78,13 @@ class Moq:
             tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
             host_dir, guest_dir = ctx.run_dir / f"host{tag}", ctx.run_dir / f"guest{tag}"
             cert = host_dir / "cert.der"
-            common = ["--cc", params.cc]
+            common = ["--cc", params.cc, "--duration-s", f"{ctx.duration_s:g}",
+                      "--drain-s", f"{params.drain_s:g}"]  # fmt: skip
             publisher = [
                 binary, "--role", "publisher", "--bind", f"0.0.0.0:{params.port}",
                 "--cert-out", str(cert), "--log-dir", str(host_dir),
                 "--frame-trace", str(clip_path(params, ctx.base_dir)),
                 "--scheme", params.scheme, "--max-group-lag", str(params.max_group_lag),
-                "--duration-s", f"{ctx.duration_s:g}", "--drain-s", f"{params.drain_s:g}",
                 *common,
             ]  # fmt: skip
             subscriber = [
