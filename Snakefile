@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
+from priolab.engine import rundir
 from priolab.scenario import expand, load
 
 PY = sys.executable  # the venv's python runs every tool, activated or not
@@ -51,6 +52,10 @@ for f in scenario_files():
 
 def run_dirs(name):
     return [f"{RESULTS}/{r.rel_dir}" for r in SCENARIOS[name][1]]
+
+
+RUN_METADATA = rundir.pattern(RESULTS, rundir.METADATA)  # one run's metadata.json
+RUN_METRICS = rundir.pattern(RESULTS, rundir.METRICS)
 
 
 CALIBRATION = f"{RESULTS}/calibration-{socket.gethostname()}.json"
@@ -107,7 +112,7 @@ else:
             rules.build.output,
             calibration_input,
         output:
-            f"{RESULTS}/{{scenario}}/{{setting}}/{{scheme}}/{{speed}}/r{{rep}}/metadata.json",
+            RUN_METADATA,
         wildcard_constraints:
             rep=r"\d+",
         resources:
@@ -130,9 +135,9 @@ else:
 rule metrics:
     """Logs → parquet tables → metrics.json, per run (an invalid run too: it is marked)."""
     input:
-        f"{RESULTS}/{{scenario}}/{{setting}}/{{scheme}}/{{speed}}/r{{rep}}/metadata.json",
+        RUN_METADATA,
     output:
-        f"{RESULTS}/{{scenario}}/{{setting}}/{{scheme}}/{{speed}}/r{{rep}}/metrics.json",
+        RUN_METRICS,
     params:
         run_dir=lambda wc, input: str(Path(input[0]).parent),
     shell:
@@ -142,7 +147,7 @@ rule metrics:
 rule aggregate:
     """Per scenario: means with bootstrap CIs across repetitions; invalid runs excluded."""
     input:
-        lambda wc: [f"{d}/metrics.json" for d in run_dirs(wc.scenario)],
+        lambda wc: [f"{d}/{rundir.METRICS}" for d in run_dirs(wc.scenario)],
     output:
         csv=report(
             f"{RESULTS}/{{scenario}}/summary.csv",

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from priolab.engine import rundir
+
 ENDPOINTS = ("guest", "host")
 
 # column -> dtype; the order is the documented header order
@@ -241,10 +243,10 @@ def workload_kind(meta: dict[str, Any]) -> str:
 
 def read_metadata(run_dir: Path) -> dict[str, Any]:
     """metadata.json of a run; a run without one is reported as invalid, not an error."""
-    meta = read_json(run_dir / "metadata.json")
+    meta = read_json(run_dir / rundir.METADATA)
     if meta is None:
-        return {"valid": False, "invalid_reasons": ["no metadata.json"], "run": {}}
+        return {"valid": False, "invalid_reasons": [f"no {rundir.METADATA}"], "run": {}}
     if "run" in meta and not isinstance(meta["run"], dict):
-        raise AnalysisError(f"{run_dir / 'metadata.json'}: key 'run' must be an object")
+        raise AnalysisError(f"{run_dir / rundir.METADATA}: key 'run' must be an object")
     meta.setdefault("run", {})
     return meta

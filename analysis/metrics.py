@@ -31,6 +31,7 @@ from analysis.regime import (
 )
 from analysis.stalls import Window, stalls, undisplayed
 from analysis.tables import TABLES_DIR, load_tables
+from priolab.engine import rundir
 from traces.orientation import euler_to_quat, geodesic_angle
 from traces.tracking import TrackingTrace
 
@@ -357,7 +358,7 @@ def _json_safe(m: dict[str, float]) -> dict[str, float | None]:
 
 def read_metrics(run_dir: Path) -> dict[str, Any] | None:
     """metrics.json of a run with nulls turned back into NaN; None if absent."""
-    obj = read_json(run_dir / "metrics.json")
+    obj = read_json(run_dir / rundir.METRICS)
     if obj is None:
         return None
     obj["metrics"] = {k: (NAN if v is None else float(v)) for k, v in obj["metrics"].items()}
@@ -401,7 +402,8 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
         gf.to_parquet(run_dir / TABLES_DIR / "guest_frames.parquet", index=False)
         out["metrics"] = _json_safe(m)
         out["analysis"] = info
-    (run_dir / "metrics.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
+    (run_dir / rundir.METRICS).write_text(json.dumps(out, indent=2, default=str) + "
+")
     return out
 
 

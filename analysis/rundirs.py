@@ -8,6 +8,7 @@ from typing import Any
 
 from analysis.logs import AnalysisError, read_metadata
 from analysis.metrics import read_metrics, run_metrics
+from priolab.engine import rundir
 
 
 @dataclass
@@ -29,19 +30,14 @@ class Run:
 
 
 def find_run_dirs(scenario_dir: Path) -> list[Path]:
-    """Every `<setting>/<scheme>/<speed>/r<rep>` under the scenario directory (finished runs
-    only: `.partial` directories of interrupted runs are skipped)."""
-    out = []
-    for p in sorted(scenario_dir.glob("*/*/*/r*")):
-        if p.is_dir() and not p.name.endswith(".partial") and p.name[1:].isdigit():
-            out.append(p)
-    return out
+    """Every finished run under the scenario directory (engine.rundir's layout)."""
+    return rundir.find_runs(scenario_dir)
 
 
 def load_run(path: Path, recompute: bool = False) -> Run:
     """A run with its metrics (computed and written if metrics.json is absent or older than
     the logs, or recompute). Invalid runs get no metrics: their logs may be absent or broken."""
-    setting, scheme, speed = path.parts[-4], path.parts[-3], path.parts[-2]
+    at = rundir.coords(path)
     meta = read_metadata(path)
     valid = bool(meta.get("valid", False))
     reasons = [str(r) for r in meta.get("invalid_reasons", [])] or (
@@ -61,11 +57,11 @@ def load_run(path: Path, recompute: bool = False) -> Run:
             if m.get("valid") is False and m.get("analysis_error"):
                 valid, reasons = False, list(m.get("invalid_reasons", []))
             metrics = m["metrics"]
-    return Run(path, setting, scheme, speed, path.name[1:], meta, valid, reasons, metrics)
+    return Run(path, at.setting, at.scheme, at.speed, str(at.rep), meta, valid, reasons, metrics)
 
 
 def _fresh_metrics(path: Path) -> dict[str, Any] | None:
-    mj = path / "metrics.json"
+    mj = path / rundir.METRICS
     if not mj.is_file():
         return None
     t = mj.stat().st_mtime

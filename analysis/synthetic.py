@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from priolab.engine import rundir
+
 T0_US = 1_700_000_000_000_000  # an arbitrary epoch start, µs
 
 
@@ -143,7 +145,7 @@ def write_run(run_dir: Path, r: SynthRun) -> Path:
     """One synthetic run directory (metadata.json, guest/, host/, linkem-stats.jsonl, logs/)."""
     rng = np.random.default_rng(r.seed)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "logs").mkdir(exist_ok=True)
+    (run_dir / rundir.LOGS).mkdir(exist_ok=True)
     track = {"guest": _tracking(r, r.tracking_speed_deg_s), "host": _tracking(r, 0.0)}
     sent = {"host": _frames(r, rng, track["guest"]), "guest": _frames(r, rng, track["host"])}
     peer = {"guest": "host", "host": "guest"}
@@ -195,12 +197,12 @@ def write_run(run_dir: Path, r: SynthRun) -> Path:
         "valid": r.valid, "invalid_reasons": r.invalid_reasons,
         "start_time": T0_US / 1e6, "stop_time": T0_US / 1e6 + r.duration_s,
     }  # fmt: skip
-    (run_dir / "metadata.json").write_text(json.dumps(meta, indent=2))
+    (run_dir / rundir.METADATA).write_text(json.dumps(meta, indent=2))
     return run_dir
 
 
 def run_path(results: Path, r: SynthRun) -> Path:
-    return results / r.scenario / r.setting / r.scheme / r.speed / f"r{r.rep}"
+    return rundir.run_dir(results, r.scenario, r.setting, r.scheme, r.speed, r.rep)
 
 
 def write_tree(results: Path, scenario: str = "synth", reps: int = 2) -> Path:

@@ -27,8 +27,9 @@ from analysis.logs import (
     read_metadata,
     workload_kind,
 )
+from priolab.engine import rundir
 
-TABLES_DIR = "tables"
+TABLES_DIR = rundir.TABLES
 LINKEM_FILE = "linkem-stats.jsonl"
 DIRECTION = {"a_to_b": "up", "b_to_a": "down"}
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import time
@@ -24,6 +23,7 @@ from typing import Any, TextIO
 from priolab import clean as cleaning
 from priolab import provenance
 from priolab.cpu import CpuSampler
+from priolab.engine import rundir
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import ProcessSpec, RunContext
@@ -135,8 +135,9 @@ def _start(spec: ProcessSpec, network: Any, logs: Path, stop_at: float) -> Proc:
             time.sleep(0.02)
     if spec.start_delay_s:
         time.sleep(spec.start_delay_s)
-    out = open(logs / f"{spec.name}.stdout", "w")  # noqa: SIM115 (closed in teardown)
-    err = open(logs / f"{spec.name}.stderr", "w")  # noqa: SIM115
+    out_rel, err_rel = rundir.log_files(spec.name)
+    out = open(logs.parent / out_rel, "w")  # noqa: SIM115 (closed in teardown)
+    err = open(logs.parent / err_rel, "w")  # noqa: SIM115
     popen = network.node(spec.node).popen(spec.argv, stdout=out, stderr=err)
     return Proc(spec, popen, time.time(), out, err)
 
@@ -147,11 +148,8 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
     from priolab.net import build
 
     out_dir = out_dir.resolve()
-    work = out_dir.with_name(out_dir.name + ".partial")
-    shutil.rmtree(work, ignore_errors=True)
-    work.mkdir(parents=True)
-    logs = work / "logs"
-    logs.mkdir()
+    work = rundir.begin(out_dir)
+    logs = work / rundir.LOGS
     workload = WORKLOADS[spec.workload_kind]
 
     cleaning.clean(verbose=False)  # stale state of a killed run must not disturb this one
@@ -251,10 +249,8 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
             "invalid_reasons": verdict.reasons,
         }
     )
-    _write_json(work / "metadata.json", meta)
-    if out_dir.exists():
-        shutil.rmtree(out_dir)
-    work.rename(out_dir)
+    _write_json(work / rundir.METADATA, meta)
+    rundir.promote(work)
     if error and error.startswith("aborted"):
         raise KeyboardInterrupt(error)
     return meta

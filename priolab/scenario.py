@@ -111,7 +111,9 @@ class RunSpec:
 
     @property
     def rel_dir(self) -> Path:
-        return Path(self.scenario, self.setting, self.scheme, self.speed, f"r{self.rep}")
+        from priolab.engine import rundir
+
+        return rundir.rel_dir(self.scenario, self.setting, self.scheme, self.speed, self.rep)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import tarfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from netem.tc import BRIDGE_NAME, TcBackend, teardown_argv
 from netem.userspace import read_stats, totals_from_finals
 from priolab import provenance
 from priolab.cpu import summarise
+from priolab.engine import rundir
 from priolab.errors import ScenarioError, problems_from
 from priolab.run import GRACE_S, TERM_WAIT_S, judge
 from priolab.scenario import RunSpec, expand, load
@@ -49,7 +49,7 @@ LATE_START_LIMIT_S = 1.0
 CLOCK_OFFSET_LIMIT_S = 0.001
 """|chrony system offset| above this on any node makes the run invalid (assumption: one-way
 delays are analysed at ms resolution)."""
-PLAN_FILE = "testbed-plan.json"
+PLAN_FILE = rundir.PLAN
 
 
 class Strict(BaseModel):
@@ -257,7 +257,7 @@ def plan_run(spec: RunSpec, tb: Testbed, results: Path) -> dict[str, Any]:
             if src_role != role:
                 src = _map_arg(str(ps.wait_for_file), dirs[src_role])
                 transfers.append({"from": src_role, "src": src, "to": role, "dest": wait})
-        stdout, stderr = f"logs/{ps.name}.stdout", f"logs/{ps.name}.stderr"
+        stdout, stderr = rundir.log_files(ps.name)
         outputs[role] += [stdout, stderr]
         procs[role].append(
             {"name": ps.name, "argv": argv, "start_at_s": round(offset, 3),
@@ -284,11 +284,11 @@ def plan_run(spec: RunSpec, tb: Testbed, results: Path) -> dict[str, Any]:
             "registry_dir": f"{node.run_root}/.pids",
         }
         nodes[role] = {"name": node.name, "run_dir": rd, "spec": spec_json}
-    partial = (results / rel).resolve()
-    partial = partial.with_name(partial.name + ".partial")
+    out_dir = (results / rel).resolve()
+    partial = rundir.partial(out_dir)
     return {
         "rel_dir": str(rel),
-        "out_dir": str(partial.with_name(rel.name)),
+        "out_dir": str(out_dir),
         "partial_dir": str(partial),
         "run": spec.to_json(),
         "backend": {
@@ -347,9 +347,7 @@ def plan_scenario(
     plans = [plan_run(r, tb, results) for r in runs]
     if write:
         for p in plans:
-            partial = Path(p["partial_dir"])
-            shutil.rmtree(partial, ignore_errors=True)
-            (partial / "logs").mkdir(parents=True)
+            partial = rundir.begin(Path(p["out_dir"]))
             (partial / PLAN_FILE).write_text(json.dumps(p, indent=1))
     return plans
 
@@ -516,12 +514,9 @@ def finish(partial: Path) -> dict[str, Any]:
     }
     tmp = partial / "metadata.tmp"
     tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    tmp.replace(partial / "metadata.json")
+    tmp.replace(partial / rundir.METADATA)
     (partial / ".stop").unlink(missing_ok=True)
-    out = Path(plan["out_dir"])
-    if out.exists():
-        shutil.rmtree(out)
-    partial.rename(out)
+    rundir.promote(partial)
     return meta
 
 
@@ -546,8 +541,9 @@ def _plan_cmd(args: argparse.Namespace) -> int:
 def _finish_cmd(args: argparse.Namespace) -> int:
     meta = finish(Path(args.partial_dir))
     verdict = "valid" if meta["valid"] else "INVALID: " + "; ".join(meta["invalid_reasons"])
-    print(f"{meta['run']['scenario']}/{meta['run']['setting']}/{meta['run']['scheme']}/"
-          f"{meta['run']['speed']}/r{meta['run']['rep']}: {verdict}")  # fmt: skip
+    r = meta["run"]
+    where = rundir.rel_dir(r["scenario"], r["setting"], r["scheme"], r["speed"], r["rep"])
+    print(f"{where}: {verdict}")
     return 0
 
 

@@ -53,7 +53,7 @@ rule run:
     input:
         rules.testbed_site.output,
     output:
-        f"{RESULTS}/{{scenario}}/{{setting}}/{{scheme}}/{{speed}}/r{{rep}}/metadata.json",
+        RUN_METADATA,
     wildcard_constraints:
         rep=r"\d+",
     resources:
@@ -61,7 +61,7 @@ rule run:
     params:
         file=lambda wc: str(Path(SCENARIOS[wc.scenario][0]).resolve()),
     log:
-        f"{RESULTS}/logs/testbed/{{scenario}}/{{setting}}/{{scheme}}/{{speed}}/r{{rep}}.log",
+        rundir.pattern(f"{RESULTS}/logs/testbed") + ".log",
     run:
         import subprocess
 

@@ -216,7 +216,6 @@ def stop_all(procs: list[Proc], term_wait_s: float) -> None:
 def run(spec: dict[str, Any], t0: float) -> dict[str, Any]:
     run_dir = Path(spec["run_dir"])
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "logs").mkdir(exist_ok=True)
     for name, content in spec.get("files", {}).items():
         (run_dir / name).write_text(json.dumps(content))
     stop_file = spec.get("stop_file")

@@ -1,0 +1,48 @@
+"""engine.rundir: the one owner of the run-directory layout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from priolab.engine import rundir
+
+
+def test_path_pattern_and_coords_agree(tmp_path: Path) -> None:
+    d = rundir.run_dir(tmp_path, "sc", "FB-4K", "pri", "moderate", 3)
+    assert d == tmp_path / "sc" / "FB-4K" / "pri" / "moderate" / "r3"
+    assert rundir.coords(d) == rundir.RunCoords("sc", "FB-4K", "pri", "moderate", 3)
+    pat = rundir.pattern("results", rundir.METADATA)
+    assert pat == "results/{scenario}/{setting}/{scheme}/{speed}/r{rep}/metadata.json"
+    filled = pat.format(scenario="sc", setting="FB-4K", scheme="pri", speed="moderate", rep=3)
+    assert Path(filled) == rundir.run_dir("results", "sc", "FB-4K", "pri", "moderate", 3) / (
+        rundir.METADATA
+    )
+    with pytest.raises(ValueError, match="not a run folder"):
+        rundir.coords(tmp_path / "sc" / "FB-4K" / "pri" / "moderate" / "x3")
+
+
+def test_partial_begin_promote_and_find(tmp_path: Path) -> None:
+    out = rundir.run_dir(tmp_path, "sc", "a", "nopri", "slow", 1)
+    work = rundir.begin(out)
+    assert work.name == "r1.partial" and (work / rundir.LOGS).is_dir()
+    # an interrupted run is not a finished run
+    assert rundir.find_runs(tmp_path / "sc") == []
+    (work / rundir.METADATA).write_text("{}")
+    assert rundir.promote(work) == out and not work.exists()
+    # a rerun replaces the older run only once complete
+    work = rundir.begin(out)
+    assert (out / rundir.METADATA).is_file()
+    rundir.promote(work)
+    assert not (out / rundir.METADATA).exists()
+    other = rundir.run_dir(tmp_path, "sc", "a", "pri", "slow", 12)
+    rundir.promote(rundir.begin(other))
+    assert rundir.find_runs(tmp_path / "sc") == [out, other]
+    with pytest.raises(ValueError, match="partial"):
+        rundir.final(out)
+
+
+def test_log_files_live_under_logs() -> None:
+    out, err = rundir.log_files("rise-guest")
+    assert out == f"{rundir.LOGS}/rise-guest.stdout" and err == f"{rundir.LOGS}/rise-guest.stderr"
