@@ -13,10 +13,11 @@ SCENARIO ?= scenarios/quick.yaml
 CORES ?= 2
 
 # Debian packages: Mininet and its tools, traffic tools, the Python venv, ffmpeg for
-# frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM.
+# frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM,
+# tcpdump for packet capture (scenario key capture).
 APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
-	ffmpeg openssh-server openssh-client sshpass rsync \
+	ffmpeg openssh-server openssh-client sshpass rsync tcpdump \
 	debootstrap qemu-system-x86 e2fsprogs
 
 .PHONY: setup apt venv build reproduce test test-rust test-python lint clean-results doctor vm

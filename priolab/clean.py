@@ -1,16 +1,18 @@
 """Remove everything a killed run can leave behind (like `mn -c`, but only priolab's own).
 
-A run records its nodes' network namespaces and the processes it started in a state file
-under STATE_DIR. Cleaning kills every process living in a recorded namespace or in the
-namespace of a leftover Mininet shell of one of priolab's node names, then deletes
-leftover interfaces of those names in the root namespace, then the state files.
+A run records what it builds in a state file under STATE_DIR before it builds it, and again
+once it exists: its run folder and plan, its nodes' names and network namespaces, their
+interfaces. Cleaning derives what to remove from those records alone: it kills every
+process living in a recorded namespace or in the namespace of a leftover Mininet shell of a
+recorded node, stops what the node agents registered (engine/agent.py's registries), deletes
+recorded interfaces left in the root namespace, then the state files. Nothing is matched by
+a name pattern, so a bystander's namespace with a node called `host` is left alone.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import time
@@ -18,9 +20,8 @@ from pathlib import Path
 from typing import Any
 
 STATE_DIR = Path(os.environ.get("PRIOLAB_STATE_DIR", "/run/priolab"))
-NODE_NAMES = r"(guest|emu|host|left|right|snd\d+|rcv\d+)"
-SHELL_RE = re.compile(rf"^bash --norc --noediting -is mininet:{NODE_NAMES}$")
-INTF_RE = re.compile(rf"^{NODE_NAMES}-eth\d+$")
+SHELL_PREFIX = "bash --norc --noediting -is mininet:"
+"""How Mininet starts a node's shell; the node's name follows."""
 
 
 def write_state(run_id: str, state: dict[str, Any]) -> Path:
@@ -67,19 +68,32 @@ def _kill_all(pids: set[int]) -> None:
             return
 
 
+def _states() -> list[tuple[Path, dict[str, Any]]]:
+    out = []
+    for path in sorted(STATE_DIR.glob("*.json")) if STATE_DIR.is_dir() else []:
+        try:
+            out.append((path, json.loads(path.read_text())))
+        except (OSError, ValueError):
+            out.append((path, {}))
+    return out
+
+
 def leftovers() -> dict[str, list[str]]:
     """What a clean would remove: Mininet shells, processes in their namespaces, interfaces."""
     own_ns = _netns(os.getpid())
+    states = _states()
     namespaces: set[str] = set()
+    names: set[str] = set()
+    recorded_intfs: set[str] = set()
+    for _, st in states:
+        namespaces |= set(st.get("netns", []))
+        names |= set(st.get("nodes", []))
+        recorded_intfs |= set(st.get("interfaces", []))
     shells: list[str] = []
-    for state in STATE_DIR.glob("*.json") if STATE_DIR.is_dir() else []:
-        try:
-            namespaces |= set(json.loads(state.read_text()).get("netns", []))
-        except (OSError, ValueError):
-            continue
     for pid in _pids():
-        if SHELL_RE.match(_cmdline(pid)):
-            shells.append(f"{pid} {_cmdline(pid)}")
+        cmd = _cmdline(pid)
+        if cmd.startswith(SHELL_PREFIX) and cmd[len(SHELL_PREFIX) :] in names:
+            shells.append(f"{pid} {cmd}")
             ns = _netns(pid)
             if ns:
                 namespaces.add(ns)
@@ -93,16 +107,20 @@ def leftovers() -> dict[str, list[str]]:
     intfs = []
     for line in r.stdout.splitlines():
         name = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
-        if INTF_RE.match(name):
+        if name in recorded_intfs:
             intfs.append(name)
-    states = [str(p) for p in STATE_DIR.glob("*.json")] if STATE_DIR.is_dir() else []
-    return {"shells": shells, "processes": procs, "interfaces": intfs, "state_files": states}
+    return {"shells": shells, "processes": procs, "interfaces": intfs,
+            "state_files": [str(p) for p, _ in states]}  # fmt: skip
 
 
 def clean(verbose: bool = True) -> dict[str, list[str]]:
     """Kill leftover processes, delete leftover interfaces and state; return what was found."""
+    from priolab.engine.agent import clean as clean_registries
+
     found = leftovers()
     _kill_all({int(p.split()[0]) for p in found["processes"] + found["shells"]})
+    if STATE_DIR.is_dir():
+        clean_registries(STATE_DIR)  # what agents registered outside the namespaces
     for intf in found["interfaces"]:
         subprocess.run(["ip", "link", "del", intf], capture_output=True, check=False)
     for s in found["state_files"]:

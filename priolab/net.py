@@ -59,18 +59,26 @@ class Network:
         return {n.name: _intfs(n) for n in self.net.hosts}
 
 
+def _topo(topology: Topology) -> tuple[Any, tuple[Pair, ...]]:
+    if topology.kind == "access":
+        return AccessTopo(), (Pair("guest", "host", GUEST_IP, HOST_IP),)
+    pairs = tuple(
+        Pair(f"snd{i}", f"rcv{i}", sender_ip(i), receiver_ip(i))
+        for i in range(1, topology.pairs + 1)
+    )
+    # OVS switches where the kernel has the datapath, else Linux bridges in nodes
+    switch = "ovs" if ovs_available() else "bridge"
+    return DumbbellTopo(n=topology.pairs, switch=switch), pairs
+
+
+def node_names(topology: Topology) -> list[str]:
+    """The Mininet nodes `build` will create (recorded for clean before they exist)."""
+    return list(_topo(topology)[0].hosts())
+
+
 def build(topology: Topology) -> Network:
     """Build and start the network. The caller must call `net.stop()` (see run.py)."""
-    if topology.kind == "access":
-        topo: Any = AccessTopo()
-        pairs: tuple[Pair, ...] = (Pair("guest", "host", GUEST_IP, HOST_IP),)
-    else:  # OVS switches where the kernel has the datapath, else Linux bridges in nodes
-        switch = "ovs" if ovs_available() else "bridge"
-        topo = DumbbellTopo(n=topology.pairs, switch=switch)
-        pairs = tuple(
-            Pair(f"snd{i}", f"rcv{i}", sender_ip(i), receiver_ip(i))
-            for i in range(1, topology.pairs + 1)
-        )
+    topo, pairs = _topo(topology)
     net = Mininet(topo=topo, controller=None, switch=None, build=False, waitConnected=False)
     try:
         net.build()

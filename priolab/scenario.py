@@ -53,6 +53,16 @@ class Variant(Strict):
     workload: dict[str, Any] = Field(default_factory=dict)
 
 
+class Capture(Strict):
+    """Packet capture on the emulated link's interfaces (tcpdump), one pcap per interface in
+    the run folder beside the TLS key log the endpoints write, so Wireshark decrypts QUIC."""
+
+    snaplen_bytes: int = Field(
+        default=262_144, ge=64, le=262_144,
+        description="bytes kept per packet (tcpdump -s; default: tcpdump's, whole packets)",
+    )  # fmt: skip
+
+
 class Matrix(Strict):
     """Which variants to run; each list defaults to every variant defined."""
 
@@ -74,6 +84,9 @@ class Scenario(Strict):
     schemes: dict[Name, Variant] = Field(default_factory=lambda: {"default": Variant()})
     speeds: dict[Name, Variant] = Field(default_factory=lambda: {"default": Variant()})
     matrix: Matrix = Field(default_factory=Matrix)
+    capture: Capture | None = Field(
+        default=None, description="packet capture on the emulated link (off when absent)"
+    )
 
     @model_validator(mode="after")
     def _variants(self) -> Scenario:
@@ -108,6 +121,7 @@ class RunSpec:
     workload_kind: str
     params: BaseModel
     base_dir: Path
+    capture: Capture | None = None
 
     @property
     def rel_dir(self) -> Path:
@@ -127,6 +141,7 @@ class RunSpec:
             "topology": self.topology.model_dump(mode="json"),
             "link": self.link.model_dump(mode="json"),
             "workload": {"kind": self.workload_kind, **self.params.model_dump(mode="json")},
+            "capture": self.capture.model_dump(mode="json") if self.capture else None,
         }
 
 
@@ -355,6 +370,7 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
                     workload_kind=sc.workload.kind,
                     params=params,
                     base_dir=base_dir,
+                    capture=sc.capture,
                 )
             )
     if problems:

@@ -26,6 +26,7 @@ class RunContext:
     seed: int
     base_dir: Path  # the scenario file's folder: relative paths resolve here
     pairs: tuple[Pair, ...]
+    tls_keylog: bool = False  # packets are captured: write the TLS keys beside the pcaps
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,9 @@ class RiseParams(BaseModel):
         return self
 
 
+TLS_KEYLOG = "tls-keys.log"
+
+
 def rise_binary() -> str:
     return os.environ.get("PRIOLAB_RISE", str(REPO_ROOT / "target" / "release" / "rise"))
 
@@ -191,6 +194,8 @@ class Rise:
                           "--connect", f"{pair.host_ip}:{params.port}",
                           "--cert", str(cert), "--log-dir", str(guest_dir),
                           *self._common(params, ctx, params.prio_guest)]  # fmt: skip
+            if ctx.tls_keylog:  # SSLKEYLOGFILE format, beside the pcaps (engine/plan.py)
+                guest_argv += ["--keylog", str(ctx.run_dir / f"{TLS_KEYLOG}{tag}")]
             specs.append(ProcessSpec(f"rise-host{tag}", pair.host, host_argv))
             specs.append(
                 ProcessSpec(f"rise-guest{tag}", pair.guest, guest_argv, wait_for_file=cert)

@@ -1,0 +1,181 @@
+"""judge(plan, reports, link_final) → the verdict and the run's part of metadata.json. Pure.
+
+Every site ends the same way: the nodes' agents wrote reports (node-<node>.json), the link's
+final counters were read (`link_final`, below), and this module decides. DESIGN.md: a run is
+valid only if every process that should end by itself exited cleanly, it ran its full
+duration, every process started on time, the CPU was not saturated on any node, the
+emulator saw no oversized frames and reported no error, and (testbeds) the clocks agreed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from netem.userspace import read_stats, totals_from_finals
+from priolab.cpu import summarise
+
+LATE_START_LIMIT_S = 1.0
+"""A process that started more than this after its planned time makes the run invalid."""
+CLOCK_OFFSET_LIMIT_S = 0.001
+"""|chrony system offset| above this on any node makes the run invalid (assumption: one-way
+delays are analysed at ms resolution)."""
+DURATION_SLACK_S = 0.5
+"""A run that ended more than this before its duration is invalid."""
+
+
+def planned_processes(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for n in plan["nodes"].values() for p in n["spec"]["processes"]}
+
+
+def _process_reasons(p: dict[str, Any], planned: dict[str, Any]) -> list[str]:
+    if not planned.get("runs_to_end", True):
+        return []
+    if p.get("stopped_by_harness"):
+        return [f"{p['name']} did not exit by itself ({p['stopped_by_harness']})"]
+    if p.get("exit_code") not in planned.get("ok_exit_codes", [0]):
+        return [f"{p['name']} exited with code {p.get('exit_code')}"]
+    return []
+
+
+def cpu_summary(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Every node's machine CPU (the worst node's figures at the top) and each process's
+    share of a core, so the emulator's cost stands beside the endpoints'."""
+    nodes = {n: summarise(r.get("cpu_samples", []), r.get("cpu_interval_s", 0.5))
+             for n, r in reports.items()}  # fmt: skip
+    worst = max(nodes.values(), key=lambda c: c.get("utilisation_mean_pct", 0.0),
+                default={"samples": 0, "saturated": False})  # fmt: skip
+    processes = {
+        p["name"]: {"node": n, **p["cpu"]}
+        for n, r in reports.items()
+        for p in r.get("processes", [])
+        if isinstance(p.get("cpu"), dict)
+    }
+    return {**worst, "saturated": any(c["saturated"] for c in nodes.values()),
+            "nodes": nodes, "processes": processes}  # fmt: skip
+
+
+def judge(
+    plan: dict[str, Any],
+    reports: dict[str, dict[str, Any]],
+    link_final: dict[str, Any],
+    site_errors: list[str] | None = None,
+) -> dict[str, Any]:
+    """The verdict of one run from its plan, the nodes' reports and the link's counters:
+    the keys metadata.json has on every site (processes, cpu, times, valid, reasons)."""
+    reasons: list[str] = list(site_errors or [])
+    for node in plan["nodes"]:
+        if node not in reports:
+            reasons.append(f"no report from the {node} node ({plan['nodes'][node]['name']})")
+    planned = planned_processes(plan)
+    procs: list[dict[str, Any]] = []
+    link_procs: list[dict[str, Any]] = []
+    for node, rep in reports.items():
+        reasons += [f"{node}: {e}" for e in rep.get("errors", [])]
+        for p in rep.get("processes", []):
+            (link_procs if planned.get(p["name"], {}).get("link") else procs).append(p)
+    procs.sort(key=lambda p: p.get("planned_start_time") or 0.0)
+    for p in procs:
+        reasons += _process_reasons(p, planned.get(p["name"], {}))
+    for p in procs + link_procs:
+        late = (p.get("start_time") or 0.0) - (p.get("planned_start_time") or 0.0)
+        if p.get("start_time") is not None and late > LATE_START_LIMIT_S:
+            reasons.append(f"{p['name']} started {late:.2f} s after its planned time")
+        if p.get("start_error"):
+            reasons.append(f"{p['name']}: {p['start_error']}")
+    starts = [p["start_time"] for p in procs if p.get("start_time")]
+    t_start = min(starts) if starts else 0.0
+    ends = [p["end_time"] for p in procs if p.get("end_time")]
+    t_stop = max(ends) if ends else t_start
+    enders = [p for p in procs if planned.get(p["name"], {}).get("runs_to_end", True)]
+    ran_s = (min((p.get("end_time") or t_stop) for p in enders) if enders else t_stop) - t_start
+    if ran_s + DURATION_SLACK_S < plan["duration_s"]:
+        reasons.append(f"ran {ran_s:.1f} s of {plan['duration_s']:g} s")
+    linkem = next((p for p in link_procs if p["name"] == "linkem"), None)
+    if (
+        linkem is not None
+        and starts
+        and (linkem.get("ready_time") is None or linkem["ready_time"] > t_start)
+    ):
+        reasons.append("linkem was not forwarding when the workload started")
+    cpu = cpu_summary(reports)
+    if cpu["saturated"]:
+        reasons.append(
+            f"CPU saturated (mean {cpu.get('utilisation_mean_pct')} %, rule: {cpu.get('rule')})"
+        )
+    if link_final.get("oversized_frames"):
+        reasons.append(f"emulator saw {link_final['oversized_frames']} oversized frames")
+    reasons += [f"link emulation: {e}" for e in link_final.get("errors", [])]
+    for node, rep in reports.items():
+        chrony = (rep.get("clock") or {}).get("chrony")
+        if chrony and abs(chrony["system_offset_s"]) > CLOCK_OFFSET_LIMIT_S:
+            reasons.append(
+                f"{node}: clock offset {chrony['system_offset_s'] * 1e3:.3f} ms exceeds "
+                f"{CLOCK_OFFSET_LIMIT_S * 1e3:g} ms (chrony)"
+            )
+    strip = ("ready_time",)
+    return {
+        "link_final": link_final,
+        "cpu": cpu,
+        "start_time": t_start,
+        "stop_time": t_stop,
+        "ran_s": round(ran_s, 3),
+        "processes": [{k: v for k, v in p.items() if k not in strip} for p in procs],
+        "link_processes": [{k: v for k, v in p.items() if k not in strip} for p in link_procs],
+        "valid": not reasons,
+        "invalid_reasons": reasons,
+    }
+
+
+# --------------------------------------------------------------------------- link counters
+
+
+def linkem_final(stats: Path, linkem: dict[str, Any] | None) -> dict[str, Any]:
+    """linkem's final counters (its stats file) and whether it ran and stopped as planned."""
+    finals, per_second, errors = read_stats(stats)
+    for key in ("a_to_b", "b_to_a"):
+        if key not in finals:
+            errors.append(f"no final stats line for {key} in {stats.name}")
+    out = totals_from_finals(finals)
+    code = linkem["exit_code"] if linkem else None
+    if linkem is None:
+        errors.append("linkem did not run on the emulator node")
+    elif linkem["stopped_by_harness"] is None:
+        errors.append(f"linkem exited by itself with code {code} before the run ended")
+    elif linkem["stopped_by_harness"] == "SIGKILL":
+        errors.append("linkem did not stop on SIGTERM; killed")
+    elif code != 0:
+        errors.append(f"linkem exited with code {code}")
+    out.update(exit_code=code, stats_file=stats.name,
+               seconds_reported=len(per_second) // 2, errors=errors)  # fmt: skip
+    return out
+
+
+def tc_final(qdisc_stats: dict[str, Any], replayers: list[dict[str, Any]]) -> dict[str, Any]:
+    """tc's counters (`tc -s -j qdisc show` per device) and the trace replayers' summaries."""
+    errors = [e for r in replayers for e in r.get("errors", [])]
+    return {"oversized_frames": None, "oversized_note": "tc cannot count them",
+            "trace_rate_changes": sum(int(r.get("changes", 0)) for r in replayers),
+            "qdisc_stats": qdisc_stats, "errors": errors}  # fmt: skip
+
+
+def read_link_final(run: Path, plan: dict[str, Any], reports: dict[str, Any]) -> dict[str, Any]:
+    """The link's counters from the files in a run folder (the only reading part)."""
+    if plan["link"]["applied"]["backend"] == "userspace":
+        procs = [p for r in reports.values() for p in r.get("processes", [])]
+        return linkem_final(run / "linkem-stats.jsonl",
+                            next((p for p in procs if p["name"] == "linkem"), None))  # fmt: skip
+    stats: dict[str, Any] = {}
+    for f in sorted(run.glob("tc-stats-*.json")):
+        stats.update(json.loads(f.read_text()))
+        f.unlink()
+    replayers = []
+    for name, p in planned_processes(plan).items():
+        if name.startswith("tc-replay-"):
+            out = run / p["stdout"]
+            try:
+                replayers.append(json.loads(out.read_text().strip().splitlines()[-1]))
+            except (OSError, ValueError, IndexError):
+                replayers.append({"errors": [f"{name}: no summary in {p['stdout']}"]})
+    return tc_final(stats, replayers)

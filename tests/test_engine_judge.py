@@ -1,0 +1,130 @@
+"""engine.judge on plain JSON: the verdict every site gives, without running anything."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from priolab.engine.judge import judge, linkem_final, tc_final
+
+T0 = 1_700_000_000.0
+
+
+def proc(name: str, runs_to_end: bool = True, start_at_s: float = 1.0, **kw: Any) -> dict:
+    return {"name": name, "argv": [name], "start_at_s": start_at_s, "runs_to_end": runs_to_end,
+            "ok_exit_codes": [0], "stdout": f"logs/{name}.stdout",
+            "stderr": f"logs/{name}.stderr", "env": {}, "wait_for_file": None,
+            "ready_file": None, **kw}  # fmt: skip
+
+
+PLAN = {
+    "duration_s": 10.0,
+    "link": {"applied": {"backend": "userspace"}},
+    "nodes": {
+        "guest": {"name": "g", "spec": {"processes": [proc("client"), proc("ping")]}},
+        "host": {"name": "h", "spec": {"processes": [proc("server")]}},
+        "emu": {"name": "e", "spec": {"processes": [
+            proc("linkem", runs_to_end=False, start_at_s=0.0, link=True)]}},
+    },
+}  # fmt: skip
+
+
+def ran(name: str, node: str, start: float, end: float, code: int | None = 0, **kw: Any) -> dict:
+    return {"name": name, "node": node, "planned_start_time": start, "start_time": start,
+            "end_time": end, "exit_code": code, "stopped_by_harness": None,
+            "start_error": None, "ready_time": None,
+            "cpu": {"cpu_s": 1.0, "core_mean_pct": 10.0, "core_max_pct": 20.0}, **kw}  # fmt: skip
+
+
+def reports(samples: float = 0.3) -> dict[str, dict]:
+    def node(name: str, procs: list[dict]) -> dict:
+        return {
+            "node": name,
+            "processes": procs,
+            "cpu_samples": [samples] * 20,
+            "cpu_interval_s": 0.5,
+            "clock": {"chrony": None},
+            "errors": [],
+        }
+
+    return {
+        "guest": node("guest", [ran("client", "guest", T0 + 1, T0 + 11),
+                                ran("ping", "guest", T0 + 1, T0 + 11)]),
+        "host": node("host", [ran("server", "host", T0 + 1, T0 + 11.2)]),
+        "emu": node("emu", [ran("linkem", "emu", T0, T0 + 12, stopped_by_harness="SIGTERM",
+                                ready_time=T0 + 0.1)]),
+    }  # fmt: skip
+
+
+LINK_OK = {"oversized_frames": 0, "errors": []}
+
+
+def test_a_clean_run_is_valid_and_linkem_cpu_stands_beside_the_endpoints() -> None:
+    v = judge(PLAN, reports(), LINK_OK)
+    assert v["valid"] and v["invalid_reasons"] == []
+    assert [p["name"] for p in v["processes"]] == ["client", "ping", "server"]
+    assert [p["name"] for p in v["link_processes"]] == ["linkem"]
+    assert v["ran_s"] == 10.0
+    assert set(v["cpu"]["processes"]) == {"client", "ping", "server", "linkem"}
+    assert v["cpu"]["processes"]["linkem"]["node"] == "emu"
+    assert set(v["cpu"]["nodes"]) == {"guest", "host", "emu"}
+
+
+def test_each_rule_names_its_reason() -> None:
+    r = reports()
+    r["guest"]["processes"][1]["exit_code"] = 2
+    r["host"]["processes"][0]["stopped_by_harness"] = "SIGKILL"
+    assert judge(PLAN, r, LINK_OK)["invalid_reasons"] == [
+        "ping exited with code 2", "server did not exit by itself (SIGKILL)"]  # fmt: skip
+    r = reports()
+    r["guest"]["processes"][0]["end_time"] = T0 + 5
+    assert judge(PLAN, r, LINK_OK)["invalid_reasons"] == ["ran 4.0 s of 10 s"]
+    r = reports()
+    r["guest"]["processes"][0]["start_time"] = T0 + 2.5
+    assert "client started 1.50 s after its planned time" in judge(PLAN, r, LINK_OK)[
+        "invalid_reasons"]  # fmt: skip
+    r = reports()
+    r["emu"]["processes"][0]["ready_time"] = T0 + 3
+    assert judge(PLAN, r, LINK_OK)["invalid_reasons"] == [
+        "linkem was not forwarding when the workload started"]  # fmt: skip
+    assert judge(PLAN, reports(samples=0.95), LINK_OK)["invalid_reasons"][0].startswith(
+        "CPU saturated")  # fmt: skip
+    bad_link = {"oversized_frames": 3, "errors": ["x"]}
+    assert judge(PLAN, reports(), bad_link)["invalid_reasons"] == [
+        "emulator saw 3 oversized frames", "link emulation: x"]  # fmt: skip
+    r = reports()
+    r["host"]["clock"] = {"chrony": {"system_offset_s": 0.002}}
+    assert judge(PLAN, r, LINK_OK)["invalid_reasons"] == [
+        "host: clock offset 2.000 ms exceeds 1 ms (chrony)"]  # fmt: skip
+
+
+def test_missing_report_and_site_errors_come_first() -> None:
+    r = reports()
+    del r["host"]
+    v = judge(PLAN, r, LINK_OK, ["aborted by SIGINT"])
+    assert v["invalid_reasons"][:2] == ["aborted by SIGINT", "no report from the host node (h)"]
+    r = reports()
+    r["guest"]["errors"] = ["agent aborted by SIGTERM"]
+    assert judge(PLAN, r, LINK_OK)["invalid_reasons"] == ["guest: agent aborted by SIGTERM"]
+
+
+def test_judge_does_not_change_its_inputs() -> None:
+    plan, r = copy.deepcopy(PLAN), reports()
+    before = copy.deepcopy(r)
+    judge(plan, r, LINK_OK)
+    assert plan == PLAN and r == before
+
+
+def test_link_counters(tmp_path) -> None:
+    stats = tmp_path / "linkem-stats.jsonl"
+    stats.write_text(
+        '{"t_s": 1, "dir": "a_to_b", "departures": 5, "oversized": 0}\n'
+        '{"t_s": 1, "dir": "a_to_b", "departures": 9, "oversized": 1, "final": true}\n'
+    )
+    out = linkem_final(stats, {"exit_code": 0, "stopped_by_harness": "SIGTERM"})
+    assert out["uplink"]["departures"] == 9 and out["oversized_frames"] == 1
+    assert out["errors"] == ["no final stats line for b_to_a in linkem-stats.jsonl"]
+    out = linkem_final(stats, {"exit_code": 3, "stopped_by_harness": None})
+    assert "linkem exited by itself with code 3 before the run ended" in out["errors"]
+    t = tc_final({"eth0": []}, [{"changes": 4, "errors": []}, {"changes": 2, "errors": ["e"]}])
+    assert t["trace_rate_changes"] == 6 and t["errors"] == ["e"]
