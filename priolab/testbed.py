@@ -199,8 +199,7 @@ def finish(partial: Path) -> dict[str, Any]:
     partial = partial.resolve()
     run_plan = json.loads((partial / rundir.PLAN).read_text())
     problems = _extract(partial)
-    extra = {"testbed": {"shaper": run_plan["shaper"]}}
-    return engine_finish(partial, run_plan, site_errors=problems, extra=extra)
+    return engine_finish(partial, run_plan, site_errors=problems)
 
 
 # --------------------------------------------------------------------------- CLI

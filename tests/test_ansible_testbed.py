@@ -55,7 +55,7 @@ def testbed(tmp_path_factory: pytest.TempPathFactory):
     # the binaries are snapshotted: another build must not change them between site.yml runs
     bins = tmp / "built"
     bins.mkdir()
-    for name in ("linkem",):
+    for name in ("linkem", "rise"):
         if (REPO / "target" / "release" / name).is_file():
             shutil.copy2(REPO / "target" / "release" / name, bins / name)
     try:
@@ -261,3 +261,92 @@ def test_clean_stops_only_registered_leftovers(testbed: NetnsTestbed) -> None:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+RISE = REPO / "target" / "release" / "rise"
+SITE_FILES = ("node-", "logs/agent-", "linkem.ready")
+"""Files one site has and the other not: node reports are named after the nodes (router or
+emu), a Mininet run keeps its agents' own logs, the ready file stays on the router."""
+
+
+def _files(run_dir: Path) -> set[str]:
+    rel = {str(p.relative_to(run_dir)) for p in run_dir.rglob("*") if p.is_file()}
+    return {f for f in rel if not f.startswith(SITE_FILES)}
+
+
+@pytest.mark.skipif(not (LINKEM.is_file() and RISE.is_file()), reason="rise/linkem not built")
+def test_one_rise_plan_on_mininet_and_on_the_testbed_alike(testbed: NetnsTestbed) -> None:
+    """The real endpoints, one plan, two sites: the same layout, verdict fields and metrics."""
+    data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
+    data.update(name="alike", duration_s=4, repetitions=1)
+    data["workload"]["params"]["video_bitrate_mbps"] = 5  # the engine, not performance
+    sc = testbed.tmp / "alike.yaml"
+    sc.write_text(yaml.safe_dump(data))
+    setting = next(iter(data["settings"]))
+    coords = ["-e", f"setting={setting}", "-e", "scheme=pri", "-e", "speed=moderate", "-e", "rep=1"]
+    results = testbed.tmp / "results"
+    r = play(testbed, "run.yml", "-e", f"scenario={sc}", "-e", f"results={results}",
+             "-e", "priolab_link_backend=userspace", *coords)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-4000:]
+    on_testbed = results / "alike" / setting / "pri" / "moderate" / "r1"
+    on_mininet = testbed.tmp / "mininet" / "alike" / setting / "pri" / "moderate" / "r1"
+    m = subprocess.run(
+        [sys.executable, "-m", "priolab.cli", "run-one", str(sc), "--setting", setting,
+         "--scheme", "pri", "--speed", "moderate", "--rep", "1", "--out", str(on_mininet),
+         "--backend", "userspace"],
+        cwd=REPO, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert m.returncode == 0, m.stderr[-3000:]
+    metas = {}
+    for site, d in (("testbed", on_testbed), ("mininet", on_mininet)):
+        meta = json.loads((d / "metadata.json").read_text())
+        other = [x for x in meta["invalid_reasons"] if not x.startswith("CPU saturated")]
+        assert not other, (site, other)
+        assert meta["site"]["kind"] == site
+        assert {p["name"] for p in meta["processes"]} == {"rise-host", "rise-guest"}
+        assert [p["name"] for p in meta["link_processes"]] == ["linkem"]
+        # what linkem costs stands beside each endpoint
+        assert {"rise-host", "rise-guest", "linkem"} <= set(meta["cpu"]["processes"])
+        assert meta["cpu"]["processes"]["linkem"]["cpu_s"] is not None
+        metas[site] = meta
+    assert _files(on_testbed) == _files(on_mininet)
+    assert metas["testbed"].keys() == metas["mininet"].keys()
+    for key in ("processes", "link_processes"):
+        fields = [set(p) for m in metas.values() for p in m[key]]
+        assert all(f == fields[0] for f in fields), fields
+    metrics = {}
+    for site, d in (("testbed", on_testbed), ("mininet", on_mininet)):
+        for tool in ("analysis.tables", "analysis.metrics"):
+            a = subprocess.run([sys.executable, "-m", tool, str(d)], cwd=REPO,
+                               capture_output=True, text=True, timeout=120)  # fmt: skip
+            assert a.returncode == 0, (site, tool, a.stderr[-2000:])
+        metrics[site] = json.loads((d / "metrics.json").read_text())
+    assert metrics["testbed"].keys() == metrics["mininet"].keys()
+    assert metrics["testbed"]["metrics"].keys() == metrics["mininet"]["metrics"].keys()
+    for site, mt in metrics.items():
+        assert (mt["metrics"]["mtp_median_ms"] or 0) > 0, site
+    nothing_left(testbed)
+
+
+def test_tc_replayer_drives_a_trace_on_the_testbed(testbed: NetnsTestbed) -> None:
+    """A trace-driven uplink on tc (HTB rate-only): the replayer, a process of the router's
+    plan, steps the class rate 20 → 5 → 20 Mbit/s, and iperf3 sees the mean."""
+    trace = testbed.tmp / "steps.txt"
+    trace.write_text("0.0\t20\n1.0\t5\n2.0\t20\n")  # time_s rate_mbps
+    link = {"backend": "auto",
+            "uplink": {"trace": {"file": str(trace), "format": "schedule", "loop": False},
+                       "queue": {"limit_bytes": 30000}},
+            "downlink": {"rate_mbps": 100, "queue": {"limit_bytes": 60000}}}  # fmt: skip
+    sc = scenario(testbed, "tbtrace", link, udp_rate_mbps=15)
+    results = testbed.tmp / "results"
+    r = play(testbed, "run.yml", "-e", f"scenario={sc}", "-e", f"results={results}")
+    assert r.returncode == 0, r.stdout[-4000:]
+    run_dir = results / "tbtrace" / "20M-up" / "default" / "default" / "r1"
+    meta = check_run_dir(run_dir, "tc")
+    assert meta["link_final"]["errors"] == []
+    assert meta["link_final"]["trace_rate_changes"] == 2
+    assert [p["name"] for p in meta["link_processes"]] == ["tc-replay-uplink"]
+    # 15 Mbit/s offered for 3 s into 20, 5, 20 Mbit/s: about (15 + 5 + 15) / 3 arrive
+    recv = iperf_received_mbps(run_dir)
+    assert 9.0 < recv < 13.5, recv
+    nothing_left(testbed)

@@ -47,6 +47,8 @@ def finish(
         "host": provenance.host_info(),
         "interfaces": plan["interfaces"],
         "link_applied": plan["link"]["applied"],
+        "site": {"kind": plan["site"], "shaper": plan["shaper"]},
+        "inputs": {},
         **(extra or {}),
         **verdict,
         "nodes": {

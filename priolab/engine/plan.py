@@ -316,6 +316,8 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
             if src_node != ps.node and not site.shared_fs:
                 src = _map_arg(str(ps.wait_for_file), site.nodes[src_node].run_dir)
                 transfers.append({"from": src_node, "src": src, "to": ps.node, "dest": wait})
+                if ps.waits_itself:  # copied while it runs; the agent starts it on time
+                    wait = None
         stdout, stderr = rundir.log_files(ps.name)
         outputs[ps.node] += [stdout, stderr]
         procs[ps.node].append(

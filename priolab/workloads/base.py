@@ -34,6 +34,8 @@ class ProcessSpec:
     """One process to start in one node, as an argv list.
 
     `wait_for_file`: start only once this file exists (e.g. the host's certificate).
+    `waits_itself`: the process waits for `wait_for_file` by itself (with a timeout), so a
+    site that has to copy the file between machines starts it on time instead.
     `start_delay_s`: wait this long after the previous process started (e.g. a server binding).
     `runs_to_end`: True if the process exits by itself at the end of the run (exit code
     0 expected); False for servers the harness stops with SIGTERM.
@@ -43,6 +45,7 @@ class ProcessSpec:
     node: str
     argv: list[str]
     wait_for_file: Path | None = None
+    waits_itself: bool = False
     start_delay_s: float = 0.0
     runs_to_end: bool = True
     ok_exit_codes: tuple[int, ...] = (0,)

@@ -198,7 +198,13 @@ class Rise:
                 guest_argv += ["--keylog", str(ctx.run_dir / f"{TLS_KEYLOG}{tag}")]
             specs.append(ProcessSpec(f"rise-host{tag}", pair.host, host_argv))
             specs.append(
-                ProcessSpec(f"rise-guest{tag}", pair.guest, guest_argv, wait_for_file=cert)
+                ProcessSpec(
+                    f"rise-guest{tag}",
+                    pair.guest,
+                    guest_argv,
+                    wait_for_file=cert,
+                    waits_itself=True,
+                )  # --cert: waited for up to the connect timeout
             )
         return specs
 
