@@ -7,7 +7,7 @@ Writes into RESULTS/<scenario>/:
                 n_excluded (value = mean over the valid runs of the per-run values; 95 %
                 percentile bootstrap CI over runs, seeded; see analysis/stats.py)
 - ratios.csv    setting, metric, scheme, reference, ratio (scheme's value ÷ the reference's;
-                reference = pri; the ratio of means, without a CI)
+                reference = the scenario's compare.reference; the ratio of means, without a CI)
 - summary.md    one markdown table per setting: metrics × schemes with CIs, the nopri ÷ pri
                 ratio, and the excluded runs with their reasons
 - runs.csv      one row per valid run: its variant names, workload parameters, every metric
@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis.compare import Comparison, first
 from analysis.logs import AnalysisError
 from analysis.metrics import CORE_METRICS
 from analysis.rundirs import Run, find_run_dirs, load_run
@@ -36,8 +37,6 @@ from analysis.stats import N_RESAMPLES, SEED, bootstrap_ci
 SUMMARY_COLUMNS = [
     "setting", "metric", "scheme", "value", "ci_low", "ci_high", "n_runs", "n_excluded",
 ]  # fmt: skip
-SCHEME_ORDER = ["nopri", "pri-d", "pri-u", "pri", "fefs", "ft", "group"]
-REFERENCE = "pri"
 WORKLOAD_COLUMNS = [
     "video_bitrate_mbps", "fps", "tracking_speed_deg_s", "prio_guest", "prio_host", "fifo_drop",
     "processing_delay_ms", "warmup_s", "buffer_bytes",
@@ -70,8 +69,12 @@ def scheme_description(runs: list[Run]) -> list[str]:
     ]
 
 
+COMPARISON = Comparison()
+"""The comparison of the scenario being aggregated (set by `aggregate` from its runs)."""
+
+
 def scheme_key(s: str) -> tuple[int, str]:
-    return (SCHEME_ORDER.index(s) if s in SCHEME_ORDER else len(SCHEME_ORDER), s)
+    return COMPARISON.key(s)
 
 
 def setting_label(run: Run, multi_speed: bool) -> str:
@@ -131,19 +134,20 @@ def summarise(runs: list[Run]) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
 
 
 def ratios(summary: pd.DataFrame) -> pd.DataFrame:
-    """Every scheme's value ÷ the reference scheme's (pri), per setting and metric. NaN when
-    either is missing or the reference is 0 (undefined)."""
+    """Every scheme's value ÷ the reference scheme's (the scenario's `compare.reference`), per
+    setting and metric. NaN when either is missing or the reference is 0 (undefined)."""
     rows = []
+    reference = COMPARISON.reference
     for (setting, metric), g in summary.groupby(["setting", "metric"], sort=False):
-        ref = g[g["scheme"] == REFERENCE]
+        ref = g[g["scheme"] == reference]
         if ref.empty:
             continue
         den = float(ref["value"].iloc[0])
-        for _, row in g[g["scheme"] != REFERENCE].iterrows():
+        for _, row in g[g["scheme"] != reference].iterrows():
             num = float(row["value"])
             ok = math.isfinite(num) and math.isfinite(den) and den != 0
             rows.append({"setting": setting, "metric": metric, "scheme": row["scheme"],
-                         "reference": REFERENCE,
+                         "reference": reference,
                          "ratio": num / den if ok else math.nan})  # fmt: skip
     return pd.DataFrame(rows, columns=["setting", "metric", "scheme", "reference", "ratio"])
 
@@ -197,8 +201,8 @@ def markdown(
     ]
     for setting, g in summary.groupby("setting", sort=False):
         schemes = sorted(g["scheme"].unique(), key=scheme_key)
-        has_ratio = "nopri" in schemes and REFERENCE in schemes
-        head = ["metric", *schemes] + (["nopri ÷ pri"] if has_ratio else [])
+        compared = COMPARISON.others(schemes)
+        head = ["metric", *schemes] + [f"{s} ÷ {COMPARISON.reference}" for s in compared]
         lines += [f"## {setting}", "", "| " + " | ".join(head) + " |",
                   "|" + "---|" * len(head)]  # fmt: skip
         for metric, gm in g.groupby("metric", sort=False):
@@ -212,9 +216,9 @@ def markdown(
                 c += f" ({row['n_runs']}"
                 c += f"; {row['n_excluded']} excl.)" if row["n_excluded"] else ")"
                 cells.append(c)
-            if has_ratio:
+            for s in compared:
                 r = ratio[(ratio["setting"] == setting) & (ratio["metric"] == metric)
-                          & (ratio["scheme"] == "nopri")]  # fmt: skip
+                          & (ratio["scheme"] == s)]  # fmt: skip
                 cells.append(_fmt(float(r["ratio"].iloc[0])) if len(r) else "—")
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
@@ -229,6 +233,8 @@ def aggregate(scenario_dir: Path, recompute: bool = False) -> dict[str, object]:
             f"{scenario_dir}: no run directories <setting>/<scheme>/<speed>/r<rep> found"
         )
     runs = [load_run(p, recompute) for p in paths]
+    global COMPARISON
+    COMPARISON = first(r.meta for r in runs)
     summary, ratio, multi_speed = summarise(runs)
     summary.to_csv(scenario_dir / "summary.csv", index=False)
     ratio.to_csv(scenario_dir / "ratios.csv", index=False)

@@ -4,7 +4,7 @@
 
 Runs analysis.aggregate first when summary.csv/runs.csv are missing. Every figure the data
 supports is drawn; the others are skipped with a printed reason:
-- transport_mtp_cdf, transport_freeze   (paper Fig. 5) nopri vs pri per setting
+- transport_mtp_cdf, transport_freeze   (paper Fig. 5) a scheme vs compare.reference per setting
 - mismatch_cdf                          (Fig. 6) position mismatch CDF per movement speed
 - ablation                              (Fig. 8) MTP CDF and freeze rate, nopri/pri-d/pri-u/pri
 - retx_keyframe                         (Fig. 9) retransmission and key-frame rate, Guest/Host
@@ -34,7 +34,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from analysis.aggregate import SCHEME_ORDER, aggregate, buffer_scheme, scheme_key  # noqa: E402
+from analysis import aggregate as agg  # noqa: E402
+from analysis.aggregate import aggregate, buffer_scheme, scheme_key  # noqa: E402
+from analysis.compare import for_scenario  # noqa: E402
 from analysis.logs import AnalysisError, read_metadata, workload_kind  # noqa: E402
 from analysis.metrics import read_metrics  # noqa: E402
 from analysis.microbursts import fig_microbursts  # noqa: E402
@@ -42,9 +44,6 @@ from analysis.stalls import Window, stall_spans_us, stalls  # noqa: E402
 from analysis.stats import bootstrap_ci  # noqa: E402
 from analysis.tables import TABLES_DIR, load_tables  # noqa: E402
 
-LABELS = {
-    "nopri": "w/o Pri", "pri": "w/ Pri", "pri-u": "Pri-U", "pri-d": "Pri-D",
-}  # fmt: skip
 METRIC_LABELS = {
     "mtp_median_ms": "median MTP latency (ms)",
     "mtp_p95_ms": "p95 MTP latency (ms)",
@@ -68,16 +67,17 @@ QUALITY_NOTE = (
 
 
 def _palette(schemes: list[str]) -> dict[str, tuple[float, float, float]]:
-    colors = sns.color_palette("colorblind", len(SCHEME_ORDER) + 4)
+    order = agg.COMPARISON.order
+    colors = sns.color_palette("colorblind", len(order) + 4)
     out = {}
     for s in schemes:
-        i = SCHEME_ORDER.index(s) if s in SCHEME_ORDER else len(SCHEME_ORDER) + len(out) % 4
+        i = order.index(s) if s in order else len(order) + len(out) % 4
         out[s] = colors[i]
     return out
 
 
 def label(s: str) -> str:
-    return f"{LABELS[s]} ({s})" if s in LABELS else s
+    return agg.COMPARISON.label(s)
 
 
 def save(fig: plt.Figure, out: Path, name: str, caption: str) -> list[Path]:
@@ -168,9 +168,9 @@ def _ci_bars(ax: plt.Axes, rows: pd.DataFrame, groups: list[str], group_col: str
 def fig_transport(
     summary: pd.DataFrame, frames: pd.DataFrame, out: Path, what_ran: str = ""
 ) -> list[str]:
-    schemes = [s for s in ("nopri", "pri") if s in set(summary["scheme"])]
+    schemes = agg.COMPARISON.pair(set(summary["scheme"]))
     if len(schemes) < 2:
-        return ["transport_*: needs both nopri and pri runs"]
+        return ["transport_*: needs the compare key's reference and another scheme's runs"]
     settings = list(dict.fromkeys(summary["setting"]))
     pal = _palette(schemes)
     fig, axes = _grid(1, len(settings))
@@ -229,7 +229,7 @@ def fig_mismatch(frames: pd.DataFrame, out: Path) -> list[str]:
 def fig_ablation(
     summary: pd.DataFrame, frames: pd.DataFrame, out: Path, what_ran: str = ""
 ) -> list[str]:
-    schemes = [s for s in SCHEME_ORDER if s in set(summary["scheme"])]
+    schemes = sorted(set(summary["scheme"]), key=scheme_key)
     if not {"pri-u", "pri-d"} & set(schemes):
         return ["ablation: needs pri-u or pri-d runs"]
     settings = list(dict.fromkeys(summary["setting"]))
@@ -375,9 +375,7 @@ def _stall_spans(
 
 def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
     notes: list[str] = []
-    picked = [s for s in ("nopri", "pri") if s in set(runs["scheme"])] or list(
-        dict.fromkeys(runs["scheme"])
-    )[:1]
+    picked = agg.COMPARISON.pair(set(runs["scheme"])) or list(dict.fromkeys(runs["scheme"]))[:1]
     for scheme in picked:
         r = _pick_run(runs, scheme)
         if r is None:
@@ -472,6 +470,7 @@ def what_ran(runs: pd.DataFrame) -> str:
 def make_figures(scenario_dir: Path) -> tuple[list[Path], list[str]]:
     if not (scenario_dir / "summary.csv").is_file() or not (scenario_dir / "runs.csv").is_file():
         aggregate(scenario_dir)
+    agg.COMPARISON = for_scenario(scenario_dir)
     summary = pd.read_csv(scenario_dir / "summary.csv")
     try:
         runs = pd.read_csv(scenario_dir / "runs.csv", dtype={"rep": str})

@@ -193,6 +193,8 @@ def write_run(run_dir: Path, r: SynthRun) -> Path:
                          "prio_guest": r.scheme in ("pri", "pri-u"),
                          "prio_host": r.scheme in ("pri", "pri-d"), "fifo_drop": "head",
                          "warmup_s": r.warmup_s, "deadline_ms": 1000.0},
+            "compare": {"reference": "pri", "order": ["nopri", "pri-d", "pri-u", "pri"],
+                        "labels": {"nopri": "w/o Pri", "pri": "w/ Pri"}},
         },
         "valid": r.valid, "invalid_reasons": r.invalid_reasons,
         "start_time": T0_US / 1e6, "stop_time": T0_US / 1e6 + r.duration_s,

@@ -53,6 +53,21 @@ class Variant(Strict):
     workload: dict[str, Any] = Field(default_factory=dict)
 
 
+class Compare(Strict):
+    """Which schemes analysis compares: every scheme's metrics ÷ the reference's."""
+
+    reference: Name = Field(description="the scheme every other scheme is divided by")
+    order: list[Name] | None = Field(
+        default=None, description="schemes in tables and figures (default: as defined)"
+    )
+    labels: dict[Name, str] = Field(default_factory=dict, description="display names")
+
+    def resolved(self, schemes: list[str]) -> dict[str, Any]:
+        order = list(self.order or [])
+        return {"reference": self.reference, "labels": dict(self.labels),
+                "order": order + [s for s in schemes if s not in order]}  # fmt: skip
+
+
 class Capture(Strict):
     """Packet capture on the emulated link's interfaces (tcpdump), one pcap per interface in
     the run folder beside the TLS key log the endpoints write, so Wireshark decrypts QUIC."""
@@ -87,6 +102,9 @@ class Scenario(Strict):
     capture: Capture | None = Field(
         default=None, description="packet capture on the emulated link (off when absent)"
     )
+    compare: Compare | None = Field(
+        default=None, description="which schemes analysis compares (no ratios when absent)"
+    )
 
     @model_validator(mode="after")
     def _variants(self) -> Scenario:
@@ -102,6 +120,17 @@ class Scenario(Strict):
                         f"matrix.{key}: '{n}' is not defined under {family} "
                         f"(defined: {', '.join(getattr(self, family))})"
                     )
+        if self.compare is not None:
+            named = [("compare.reference", [self.compare.reference]),
+                     ("compare.order", self.compare.order or []),
+                     ("compare.labels", list(self.compare.labels))]  # fmt: skip
+            for key, names in named:
+                for n in names:
+                    if n not in self.schemes:
+                        raise ValueError(
+                            f"{key}: '{n}' is not defined under schemes "
+                            f"(defined: {', '.join(self.schemes)})"
+                        )
         return self
 
 
@@ -122,6 +151,7 @@ class RunSpec:
     params: BaseModel
     base_dir: Path
     capture: Capture | None = None
+    compare: dict[str, Any] | None = None
 
     @property
     def rel_dir(self) -> Path:
@@ -142,6 +172,7 @@ class RunSpec:
             "link": self.link.model_dump(mode="json"),
             "workload": {"kind": self.workload_kind, **self.params.model_dump(mode="json")},
             "capture": self.capture.model_dump(mode="json") if self.capture else None,
+            "compare": self.compare,
         }
 
 
@@ -371,6 +402,7 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
                     params=params,
                     base_dir=base_dir,
                     capture=sc.capture,
+                    compare=sc.compare.resolved(list(sc.schemes)) if sc.compare else None,
                 )
             )
     if problems:
