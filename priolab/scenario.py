@@ -41,8 +41,17 @@ class Topology(Strict):
 
 
 class WorkloadSpec(Strict):
-    kind: Literal["rise", "iperf-ping", "moq"]
+    kind: str = Field(
+        description="a workload folder of priolab/workloads/",
+        json_schema_extra={"enum": sorted(WORKLOADS)},
+    )
     params: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known(self) -> WorkloadSpec:
+        if self.kind not in WORKLOADS:
+            raise ValueError(f"kind: unknown workload {self.kind!r}; allowed: {sorted(WORKLOADS)}")
+        return self
 
 
 class Variant(Strict):

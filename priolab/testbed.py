@@ -100,9 +100,9 @@ def site(tb: Testbed) -> Site:
     def node(key: str, n: EndpointNode | RouterNode, stop: bool = False) -> SiteNode:
         return SiteNode(
             key=key, name=n.name, run_dir="", registry_dir=f"{n.run_root}/.pids",
-            binaries={"rise": f"{n.bin_dir}/rise", "linkem": f"{n.bin_dir}/linkem",
-                      "python": tb.python, "agent": f"{n.bin_dir}/{AGENT_FILE}"},
-            stop_file=stop, inputs_dir=f"{n.run_root}/{rundir.INPUTS}",
+            binaries={"linkem": f"{n.bin_dir}/linkem", "python": tb.python,
+                      "agent": f"{n.bin_dir}/{AGENT_FILE}"},
+            stop_file=stop, inputs_dir=f"{n.run_root}/{rundir.INPUTS}", bin_dir=n.bin_dir,
         )  # fmt: skip
 
     nodes = {"guest": node("guest", tb.guest), "host": node("host", tb.host)}

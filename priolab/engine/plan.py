@@ -23,7 +23,6 @@ from priolab.engine import rundir
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair, RunContext
-from priolab.workloads.rise import rise_binary
 
 GRACE_S = 15.0
 """How long after the duration processes may take to finish by themselves."""
@@ -52,11 +51,18 @@ class SiteNode:
     key: str  # the node's name in the plan (guest, host, router, emu, snd1, ...)
     name: str  # its host name (inventory) or Mininet node name
     run_dir: str  # absolute folder this node writes the run into
-    binaries: dict[str, str]  # tool → path on the node (rise, linkem, python, agent)
+    binaries: dict[str, str]  # program → path on the node (linkem, python, agent, ...)
     registry_dir: str  # where the agent lists what it started (for clean)
     archive: str | None = None  # pack the outputs here (testbed: fetched by Ansible)
     stop_file: bool = False  # a node with only servers stops when the run is over
     inputs_dir: str | None = None  # where input files are copied (sites without shared fs)
+    bin_dir: str | None = None  # where a workload's own programs are installed (else: as is)
+
+    def program(self, name: str, local: str) -> str:
+        """Where a program the plan names by its local path is on this node."""
+        if name in self.binaries:
+            return self.binaries[name]
+        return f"{self.bin_dir}/{name}" if self.bin_dir else local
 
 
 @dataclass(frozen=True)
@@ -289,6 +295,7 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
     owner: dict[str, str] = {}  # first component of a run-dir path → the node that writes it
     transfers: list[dict[str, str]] = []
     inputs: list[dict[str, str]] = []
+    local = {path: name for name, path in workload.binaries().items()}
     for ps in workload.plan(spec.params, ctx):
         if ps.node not in site.nodes:
             raise PlanError(f"workload {spec.workload_kind}: unknown node {ps.node!r}")
@@ -296,8 +303,8 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
         rd = node.run_dir
         offset += ps.start_delay_s
         argv = [_map_arg(a, rd) for a in ps.argv]
-        if ps.argv[0] == rise_binary():
-            argv[0] = node.binaries["rise"]
+        if ps.argv[0] in local:
+            argv[0] = node.program(local[ps.argv[0]], ps.argv[0])
         for i, a in enumerate(ps.argv):
             comp = _first_component(a)
             if comp is not None:
@@ -329,7 +336,7 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
     nodes: dict[str, NodePlan] = {}
     for k, node in site.nodes.items():
         if k in workload_nodes:
-            tools = [[node.binaries["rise"] if a == rise_binary() else a for a in t]
+            tools = [[node.program(local[a], a) if a in local else a for a in t]
                      for t in workload.tools()]  # fmt: skip
         else:
             tools = [["tc", "-V"], ["ethtool", "--version"]]

@@ -1,11 +1,30 @@
-"""Workloads a scenario can run: the RISE endpoints, the MoQ endpoints and a stand-in of real
-tools."""
+"""Workloads a scenario can run, one folder each (a plug-in): `rise` (the RISE endpoints),
+`moq` (the MoQ endpoints), `iperf_ping` (a stand-in of real tools), and whatever folder is added beside them.
+
+A workload folder is a package whose `WORKLOAD` implements `base.Workload`: its parameter
+model, the processes it plans per node, the tools whose versions a run records; it may hold
+its own log readers and metrics beside them. The registry below finds every folder that
+defines `WORKLOAD`, so a new workload plugs in without touching the engine or the scenario
+model (`workload.kind` is checked against this registry).
+"""
 
 from __future__ import annotations
 
-from priolab.workloads.base import Workload
-from priolab.workloads.iperf_ping import IperfPing
-from priolab.workloads.moq.workload import Moq
-from priolab.workloads.rise import Rise
+import importlib
+import pkgutil
 
-WORKLOADS: dict[str, Workload] = {w.kind: w for w in (Rise(), IperfPing(), Moq())}
+from priolab.workloads.base import Workload
+
+
+def _discover() -> dict[str, Workload]:
+    found: dict[str, Workload] = {}
+    for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if not mod.ispkg:
+            continue
+        w = getattr(importlib.import_module(f"{__name__}.{mod.name}"), "WORKLOAD", None)
+        if w is not None:
+            found[w.kind] = w
+    return found
+
+
+WORKLOADS: dict[str, Workload] = _discover()

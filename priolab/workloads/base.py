@@ -72,3 +72,8 @@ class Workload(Protocol):
     def tools(self) -> list[list[str]]:
         """argv lists that print the versions of the tools this workload runs."""
         ...
+
+    def binaries(self) -> dict[str, str]:
+        """The workload's own programs: {name: path on this machine}. A site that installs
+        them elsewhere (testbed nodes) puts its own path where an argv names this one."""
+        ...

@@ -29,7 +29,6 @@ from priolab.engine.plan import TERM_WAIT_S, Site, SiteNode, plan
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import RunContext
-from priolab.workloads.rise import rise_binary
 
 AGENT = Path(__file__).resolve().parent.parent / "agent.py"
 START_MARGIN_S = 0.5
@@ -51,8 +50,7 @@ def mininet_site(network: Any, spec: RunSpec, work: Path, backend: str, why: str
     """The nodes that have a share of the plan: every pair's ends and the emulator."""
     from netem.probe import linkem_path
 
-    binaries = {"rise": rise_binary(), "linkem": str(linkem_path()), "python": sys.executable,
-                "agent": str(AGENT)}  # fmt: skip
+    binaries = {"linkem": str(linkem_path()), "python": sys.executable, "agent": str(AGENT)}
     keys = [n for p in network.pairs for n in (p.guest, p.host)] + ["emu"]
     nodes = {
         k: SiteNode(key=k, name=k, run_dir=str(work), binaries=binaries,

@@ -7,3 +7,7 @@
 - `analysis.py`: a run's logs → `tables/moq_frames.parquet` and its metrics;
 - `figures.py`: Figs. 6-10 and the OTDR table of a scenario.
 """
+
+from priolab.workloads.moq.workload import Moq
+
+WORKLOAD = Moq()

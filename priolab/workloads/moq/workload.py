@@ -99,3 +99,6 @@ class Moq:
 
     def tools(self) -> list[list[str]]:
         return [[moq_binary(), "--version"]]
+
+    def binaries(self) -> dict[str, str]:
+        return {"moq": moq_binary()}

@@ -210,3 +210,9 @@ class Rise:
 
     def tools(self) -> list[list[str]]:
         return [[rise_binary(), "--version"]]
+
+    def binaries(self) -> dict[str, str]:
+        return {"rise": rise_binary()}
+
+
+WORKLOAD = Rise()

@@ -65,3 +65,9 @@ class IperfPing:
 
     def tools(self) -> list[list[str]]:
         return [["iperf3", "--version"], ["ping", "-V"]]
+
+    def binaries(self) -> dict[str, str]:
+        return {}  # Debian's, on every node's PATH
+
+
+WORKLOAD = IperfPing()
