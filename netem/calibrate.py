@@ -92,9 +92,16 @@ class MininetExec:
 class Topo:
     """neg — nee — neh with Mininet, no switch, controller=None."""
 
+    NODES = ("neg", "nee", "neh")
+
     def __init__(self) -> None:
         from mininet.net import Mininet
 
+        from priolab import clean as cleaning
+
+        # `priolab clean` removes what a killed calibration leaves from this record alone
+        self._state = f"calibrate-{os.getpid()}"
+        cleaning.write_state(self._state, {"nodes": list(self.NODES), "netns": []})
         self.net = Mininet(topo=None, controller=None, build=False, autoSetMacs=True)
         g = self.net.addHost("neg", ip=f"{GUEST_IP}/24")
         e = self.net.addHost("nee", ip=None)
@@ -102,6 +109,11 @@ class Topo:
         self.net.addLink(g, e)  # neg-eth0 — nee-eth0
         self.net.addLink(e, h)  # nee-eth1 — neh-eth0
         self.net.build()
+        cleaning.write_state(self._state, {
+            "nodes": list(self.NODES),
+            "netns": [os.readlink(f"/proc/{n.pid}/ns/net") for n in (g, e, h)],
+            "interfaces": ["neg-eth0", "nee-eth0", "nee-eth1", "neh-eth0"],
+        })  # fmt: skip
         self.guest, self.emu, self.host = MininetExec(g), MininetExec(e), MininetExec(h)
         for node, devs in (
             (self.guest, ["neg-eth0"]),
@@ -123,7 +135,10 @@ class Topo:
         self.host.run(["ip", "neigh", "replace", GUEST_IP, "lladdr", gmac, "dev", "neh-eth0"])
 
     def stop(self) -> None:
+        from priolab import clean as cleaning
+
         self.net.stop()
+        (cleaning.STATE_DIR / f"{self._state}.json").unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
