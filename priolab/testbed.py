@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import tarfile
 from dataclasses import replace
 from pathlib import Path
@@ -199,6 +200,7 @@ def finish(partial: Path) -> dict[str, Any]:
     partial = partial.resolve()
     run_plan = json.loads((partial / rundir.PLAN).read_text())
     problems = _extract(partial)
+    shutil.rmtree(partial / ".transfer", ignore_errors=True)  # files copied between nodes
     return engine_finish(partial, run_plan, site_errors=problems)
 
 
