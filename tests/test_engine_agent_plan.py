@@ -1,0 +1,111 @@
+"""engine.plan and engine.agent without root: what a plan holds, what the agent does with it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import yaml
+
+from priolab.engine.plan import plan
+from priolab.engine.sites.mininet import AGENT, mininet_site
+from priolab.scenario import expand, load
+from priolab.workloads.base import Pair
+from tests.conftest import REPO
+
+NET = SimpleNamespace(
+    pairs=(Pair("guest", "host", "10.0.0.1", "10.0.0.2"),), emu_up_in="emu-eth0",
+    emu_up_out="emu-eth1", interfaces=lambda: {"emu": ["emu-eth0", "emu-eth1"]},
+)  # fmt: skip
+
+
+def _mininet_plan(path: Path, backend: str, tmp: Path) -> dict:
+    spec = expand(load(path), path)[0]
+    site = mininet_site(NET, spec, tmp / "r1.partial", backend, "test")
+    return plan(spec, site, tmp).to_json()
+
+
+def test_capture_plans_tcpdump_on_the_link_and_the_tls_key_log(tmp_path: Path) -> None:
+    data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
+    data["capture"] = {"snaplen_bytes": 128}
+    path = tmp_path / "cap.yaml"
+    path.write_text(yaml.safe_dump(data))
+    p = _mininet_plan(path, "userspace", tmp_path)
+    emu = {x["name"]: x for x in p["nodes"]["emu"]["spec"]["processes"]}
+    for iface in ("emu-eth0", "emu-eth1"):
+        argv = emu[f"tcpdump-{iface}"]["argv"]
+        assert argv[:5] == ["tcpdump", "-i", iface, "-s", "128"]
+        assert argv[-1] == f"{tmp_path}/r1.partial/capture-{iface}.pcap"
+        assert emu[f"tcpdump-{iface}"]["link"] and not emu[f"tcpdump-{iface}"]["runs_to_end"]
+    guest = p["nodes"]["guest"]["spec"]["processes"][0]["argv"]
+    assert guest[guest.index("--keylog") + 1] == f"{tmp_path}/r1.partial/tls-keys.log"
+    # without the key, neither
+    q = _mininet_plan(REPO / "scenarios" / "quick.yaml", "userspace", tmp_path)
+    assert "--keylog" not in q["nodes"]["guest"]["spec"]["processes"][0]["argv"]
+    assert [x["name"] for x in q["nodes"]["emu"]["spec"]["processes"]] == ["linkem"]
+
+
+def test_a_trace_on_tc_is_replayed_by_a_process_of_the_plan(tmp_path: Path) -> None:
+    (tmp_path / "steps.txt").write_text("0 20\n1 5\n")
+    data = yaml.safe_load((REPO / "scenarios" / "standin.yaml").read_text())
+    data["link"]["uplink"] = {"trace": {"file": "steps.txt", "format": "schedule"},
+                              "queue": {"limit_bytes": 30000}}  # fmt: skip
+    path = tmp_path / "tr.yaml"
+    path.write_text(yaml.safe_dump(data))
+    p = _mininet_plan(path, "tc", tmp_path)
+    (rep,) = p["nodes"]["emu"]["spec"]["processes"]
+    assert rep["name"] == "tc-replay-uplink" and rep["argv"][1:3] == [str(AGENT), "replay"]
+    sched = p["nodes"]["emu"]["spec"]["files"]["tc-replay-uplink.json"]
+    assert [s["t_ms"] for s in sched["steps"]] == [0, 1000]
+    assert sched["steps"][1]["argv"][:6] == ["tc", "class", "change", "dev", "emu-eth1", "parent"]
+    assert "5000000bit" in sched["steps"][1]["argv"]
+
+
+def _agent(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, str(AGENT), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def test_replay_keeps_time_until_stopped(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    steps = [{"t_ms": t, "argv": ["sh", "-c", f"echo {t} >> {out}"]} for t in (0, 100, 200)]
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps({"steps": steps, "period_ms": 300, "loop": False}))
+    p = _agent("replay", str(f))
+    time.sleep(0.6)
+    assert p.poll() is None  # a process of the plan: it ends when stopped
+    p.send_signal(signal.SIGTERM)
+    stdout, _ = p.communicate(timeout=5)
+    assert json.loads(stdout) == {"changes": 2, "errors": []}
+    assert out.read_text().split() == ["100", "200"]  # the first step came with the link
+
+
+def test_agent_honours_env_and_reports_cpu_per_process(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    burn = "import time\nt = time.time()\nwhile time.time() - t < 0.6: pass"
+    spec = {
+        "node": "guest", "run_dir": str(run_dir), "deadline_s": 10, "term_wait_s": 2,
+        "stop_file": None, "registry_dir": None, "tools": [], "check_clock": False,
+        "processes": [
+            {"name": "env", "argv": ["sh", "-c", "echo $PRIOLAB_X"], "start_at_s": 0,
+             "runs_to_end": True, "env": {"PRIOLAB_X": "from-the-plan"},
+             "stdout": "logs/env.stdout", "stderr": "logs/env.stderr"},
+            {"name": "burn", "argv": [sys.executable, "-c", burn], "start_at_s": 0,
+             "runs_to_end": True, "stdout": "logs/burn.stdout", "stderr": "logs/burn.stderr"},
+        ],
+        "outputs": [], "archive": None,
+    }  # fmt: skip
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    p = _agent("run", str(tmp_path / "spec.json"), "--t0", str(time.time()))
+    assert p.wait(timeout=20) == 0, p.communicate()
+    assert (run_dir / "logs" / "env.stdout").read_text() == "from-the-plan\n"
+    rep = json.loads((run_dir / "node-guest.json").read_text())
+    by = {x["name"]: x for x in rep["processes"]}
+    assert by["burn"]["cpu"]["cpu_s"] > 0.3  # it spun for 0.6 s
+    assert by["burn"]["cpu"]["core_mean_pct"] > 40
+    assert rep["cpu_samples"] and rep["clock"]["chrony"] is None
