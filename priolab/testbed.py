@@ -99,11 +99,13 @@ def site(tb: Testbed) -> Site:
     """The testbed as an engine site: separate machines, files travel through Ansible."""
 
     def node(key: str, n: EndpointNode | RouterNode, stop: bool = False) -> SiteNode:
+        iface = n.iface if isinstance(n, EndpointNode) else None
         return SiteNode(
             key=key, name=n.name, run_dir="", registry_dir=f"{n.run_root}/.pids",
             binaries={"linkem": f"{n.bin_dir}/linkem", "python": tb.python,
                       "agent": f"{n.bin_dir}/{AGENT_FILE}"},
             stop_file=stop, inputs_dir=f"{n.run_root}/{rundir.INPUTS}", bin_dir=n.bin_dir,
+            iface=iface,
         )  # fmt: skip
 
     nodes = {"guest": node("guest", tb.guest), "host": node("host", tb.host)}

@@ -20,7 +20,9 @@ from tests.conftest import REPO
 
 NET = SimpleNamespace(
     pairs=(Pair("guest", "host", "10.0.0.1", "10.0.0.2"),), emu_up_in="emu-eth0",
-    emu_up_out="emu-eth1", interfaces=lambda: {"emu": ["emu-eth0", "emu-eth1"]},
+    emu_up_out="emu-eth1",
+    interfaces=lambda: {"emu": ["emu-eth0", "emu-eth1"], "guest": ["guest-eth0"],
+                        "host": ["host-eth0"]},
 )  # fmt: skip
 
 
@@ -36,13 +38,15 @@ def test_capture_plans_tcpdump_on_the_link_and_the_tls_key_log(tmp_path: Path) -
     path = tmp_path / "cap.yaml"
     path.write_text(yaml.safe_dump(data))
     p = _mininet_plan(path, "userspace", tmp_path)
-    emu = {x["name"]: x for x in p["nodes"]["emu"]["spec"]["processes"]}
-    for iface in ("emu-eth0", "emu-eth1"):
-        argv = emu[f"tcpdump-{iface}"]["argv"]
-        assert argv[:5] == ["tcpdump", "-i", iface, "-s", "128"]
-        assert argv[-1] == f"{tmp_path}/r1.partial/capture-{iface}.pcap"
-        assert emu[f"tcpdump-{iface}"]["link"] and not emu[f"tcpdump-{iface}"]["runs_to_end"]
-    guest = p["nodes"]["guest"]["spec"]["processes"][0]["argv"]
+    for node in ("guest", "host"):
+        procs = {x["name"]: x for x in p["nodes"][node]["spec"]["processes"]}
+        tcpdump = procs[f"tcpdump-{node}"]
+        assert tcpdump["argv"][:5] == ["tcpdump", "-i", f"{node}-eth0", "-s", "128"]
+        assert tcpdump["argv"][-1] == f"{tmp_path}/r1.partial/capture-{node}.pcap"
+        assert tcpdump["link"] and not tcpdump["runs_to_end"]
+    guest = next(x for x in p["nodes"]["guest"]["spec"]["processes"] if x["name"] == "rise-guest")[
+        "argv"
+    ]
     assert guest[guest.index("--keylog") + 1] == f"{tmp_path}/r1.partial/tls-keys.log"
     # without the key, neither
     q = _mininet_plan(REPO / "scenarios" / "quick.yaml", "userspace", tmp_path)

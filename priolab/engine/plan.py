@@ -33,7 +33,7 @@ LINK_SETTLE_S = 1.0
 emulator is forwarding (tcpdump capturing) first (assumption: linkem binds two AF_PACKET
 sockets, tcpdump opens one, in well under a second; the judge checks linkem's ready time)."""
 CAPTURE_PREFIX = "capture-"
-"""Packet captures are `capture-<iface>.pcap` in the run folder."""
+"""Packet captures are `capture-<node>.pcap` in the run folder."""
 STOP_FILE = ".stop"
 """Created in a node's run folder when the run is over (nodes with only servers)."""
 RUN_SENTINEL = Path("/@priolab-run@")
@@ -57,6 +57,7 @@ class SiteNode:
     stop_file: bool = False  # a node with only servers stops when the run is over
     inputs_dir: str | None = None  # where input files are copied (sites without shared fs)
     bin_dir: str | None = None  # where a workload's own programs are installed (else: as is)
+    iface: str | None = None  # an endpoint's interface on the emulated link (packet capture)
 
     def program(self, name: str, local: str) -> str:
         """Where a program the plan names by its local path is on this node."""
@@ -246,21 +247,18 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
 
 
 def _capture_plan(link: dict[str, Any], site: Site, snaplen_bytes: int) -> None:
-    """tcpdump on each interface of the emulated link: on the emulator node (both of its
-    interfaces), or on each endpoint's shaped interface. One pcap per interface in the run
-    folder (`capture-<iface>.pcap`), beside the endpoints' TLS key log."""
-    up_in, up_out = site.emu_ifaces
-    if site.shaper == "router":
-        assert site.emulator is not None
-        where = [(site.emulator, up_in), (site.emulator, up_out)]
-    else:  # emu_ifaces = (host's, guest's)
-        where = [(site.pairs[0].guest, up_out), (site.pairs[0].host, up_in)]
-    for key, iface in where:
+    """tcpdump on the interface each endpoint has on the emulated link: every packet of both
+    directions, before the link where it leaves, after it where it arrives. (On the emulator
+    node's own interfaces, the packets linkem sends bypass the kernel's taps.) One pcap per
+    endpoint in the run folder (`capture-<node>.pcap`), beside the TLS key log."""
+    for key in [n for p in site.pairs for n in (p.guest, p.host)]:
         node = site.nodes[key]
-        pcap = f"{CAPTURE_PREFIX}{iface}.pcap"
-        argv = ["tcpdump", "-i", iface, "-s", str(snaplen_bytes), "-n", "-U", "-Z", "root",
+        if node.iface is None:
+            raise PlanError(f"capture: the site does not say which interface {key} uses")
+        pcap = f"{CAPTURE_PREFIX}{key}.pcap"
+        argv = ["tcpdump", "-i", node.iface, "-s", str(snaplen_bytes), "-n", "-U", "-Z", "root",
                 "-w", f"{node.run_dir}/{pcap}"]  # fmt: skip
-        p = _link_process(f"tcpdump-{iface}", argv)
+        p = _link_process(f"tcpdump-{key}", argv)
         link["processes"].setdefault(key, []).append(p)
         link["outputs"].setdefault(key, []).append(pcap)
 

@@ -52,16 +52,18 @@ def mininet_site(network: Any, spec: RunSpec, work: Path, backend: str, why: str
 
     binaries = {"linkem": str(linkem_path()), "python": sys.executable, "agent": str(AGENT)}
     keys = [n for p in network.pairs for n in (p.guest, p.host)] + ["emu"]
+    ifaces = network.interfaces()
     nodes = {
         k: SiteNode(key=k, name=k, run_dir=str(work), binaries=binaries,
-                    registry_dir=str(cleaning.STATE_DIR / ".pids"), stop_file=k == "emu")
+                    registry_dir=str(cleaning.STATE_DIR / ".pids"), stop_file=k == "emu",
+                    iface=ifaces[k][0] if k != "emu" else None)
         for k in keys
     }  # fmt: skip
     return Site(
         kind="mininet", backend=backend, backend_reason=why,  # type: ignore[arg-type]
         requested_backend=spec.link.backend, shaper="router", pairs=network.pairs, nodes=nodes,
         emulator="emu", emu_ifaces=(network.emu_up_in, network.emu_up_out),
-        interfaces=network.interfaces(), shared_fs=True, topology=spec.topology.kind,
+        interfaces=ifaces, shared_fs=True, topology=spec.topology.kind,
     )  # fmt: skip
 
 
