@@ -79,7 +79,8 @@ class Compare(Strict):
 
 class Capture(Strict):
     """Packet capture on each endpoint's interface on the emulated link (tcpdump), one pcap
-    per endpoint in the run folder beside the TLS key log the endpoints write, so Wireshark decrypts QUIC."""
+    per endpoint in the run folder beside the TLS key log the endpoints write, so Wireshark
+    decrypts QUIC."""
 
     snaplen_bytes: int = Field(
         default=262_144, ge=64, le=262_144,
