@@ -41,7 +41,7 @@ QUINN_KEYS = ("quinn_wait_us_p50", "quinn_wait_us_p99", "quinn_wait_us_max")
 QUINN_COUNT_KEY = "quinn_waited_datagrams"
 
 # warm-up excluded when the run's workload does not say (runs before issue 10): the RISE
-# workload's default, priolab/workloads/rise.py DEFAULT_WARMUP_S, where its reason is given
+# workload's default, priolab/workloads/rise/__init__.py DEFAULT_WARMUP_S, where its reason is given
 DEFAULT_WARMUP_S = 3.0
 DEFAULT_FPS = 30.0
 DEFAULT_DEADLINE_MS = 1000.0
