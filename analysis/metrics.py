@@ -402,8 +402,7 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
         gf.to_parquet(run_dir / TABLES_DIR / "guest_frames.parquet", index=False)
         out["metrics"] = _json_safe(m)
         out["analysis"] = info
-    (run_dir / rundir.METRICS).write_text(json.dumps(out, indent=2, default=str) + "
-")
+    (run_dir / rundir.METRICS).write_text(json.dumps(out, indent=2, default=str) + "\n")
     return out
 
 
