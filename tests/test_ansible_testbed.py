@@ -280,6 +280,7 @@ def test_one_rise_plan_on_mininet_and_on_the_testbed_alike(testbed: NetnsTestbed
     data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
     data.update(name="alike", duration_s=4, repetitions=1)
     data["workload"]["params"]["video_bitrate_mbps"] = 5  # the engine, not performance
+    data["workload"]["params"]["warmup_s"] = 1  # of 4 s
     sc = testbed.tmp / "alike.yaml"
     sc.write_text(yaml.safe_dump(data))
     setting = next(iter(data["settings"]))
