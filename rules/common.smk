@@ -7,8 +7,7 @@ import yaml
 from snakemake.utils import validate
 
 from priolab.engine import rundir
-from priolab.errors import ScenarioError
-from priolab.scenario import expand, load
+from priolab.scenario import expand, input_files, load
 
 PY = sys.executable  # the venv's python runs every tool, activated or not
 RESULTS = config["results"]
@@ -23,24 +22,11 @@ if "netns" not in workflow.global_resources:
     workflow.register_resource("netns", 1)
 
 
-def input_files(runs):
-    """Every file the runs of a scenario read, as the resolved scenario names them: trace
-    files of the link, file parameters of the workload."""
-    files = set()
-    for r in runs:
-        for d in (r.link.uplink, r.link.downlink):
-            if d.trace is not None:
-                f = d.trace.file
-                files.add(f if f.is_absolute() else (r.base_dir / f).resolve())
-        for value in r.params.model_dump().values():
-            if isinstance(value, Path):
-                files.add(value if value.is_absolute() else (r.base_dir / value).resolve())
-    return sorted(files)
-
-
 def load_scenarios():
-    """name -> (file, runs, input files). With scenario=all, a scenario whose input files are
-    not all present (e.g. shared data absent) is left out, and said so."""
+    """name -> (file, runs, input files). The input files are the scenario's resolved file
+    list (`priolab.scenario.input_files`): a run depends on them, and with scenario=all a
+    scenario whose files are not all present (e.g. ../shared/data absent) is left out, and
+    said so."""
     choice = str(config["scenario"])
     explicit = choice != "all"
     if explicit:
@@ -49,24 +35,14 @@ def load_scenarios():
         files = sorted(p for p in Path("scenarios").glob("*.yaml") if p.name != "standin.yaml")
     out = {}
     for f in files:
-        data = yaml.safe_load(f.read_text())
-        validate(data, SCENARIO_SCHEMA, set_default=False)  # the exported schema
-        if not explicit:
-            # a scenario of "all" that reads absent files is skipped before the full check
-            # (which would reject it for those very files)
-            try:
-                sc = load(f)
-                runs = expand(sc, f)
-            except ScenarioError as e:
-                if not all(msg.startswith("file not found") for _, msg in e.problems):
-                    raise
-                absent = "; ".join(msg for _, msg in e.problems)
-                print(f"workflow: {f} left out, it reads absent files: {absent}", file=sys.stderr)
-                continue
-        else:
-            sc = load(f)  # the full check: ranges, references, files
-            runs = expand(sc, f)
-        out[sc.name] = (f, runs, input_files(runs))
+        validate(yaml.safe_load(f.read_text()), SCENARIO_SCHEMA, set_default=False)
+        inputs = input_files(f)
+        absent = [str(i) for i in inputs if not i.is_file()]
+        if absent and not explicit:
+            print(f"workflow: {f} left out, it reads absent files: {absent}", file=sys.stderr)
+            continue
+        sc = load(f)  # the full check: ranges, references, links resolved, traces read
+        out[sc.name] = (f, expand(sc, f), inputs)
     return out
 
 
