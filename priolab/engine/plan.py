@@ -18,7 +18,14 @@ from typing import Any, Literal
 
 from netem.linkem_config import linkem_config
 from netem.resolve import resolve_link
-from netem.tc import BRIDGE_NAME, TcBackend, class_change_argv, teardown_argv
+from netem.tc import (
+    BRIDGE_NAME,
+    TcBackend,
+    class_change_argv,
+    teardown_argv,
+    teardown_police_argv,
+)
+from netem.userspace import PACKET_LOG_NAME
 from priolab.engine import rundir
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
@@ -185,11 +192,15 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
             "--stats", f"{rd}/linkem-stats.jsonl",
             "--ready-file", f"{rd}/linkem.ready",
         ]  # fmt: skip
+        outputs = ["linkem.json", "linkem-stats.jsonl", "linkem.stderr"]
+        if spec.link.packet_log:  # per-packet log (analysis.microbursts)
+            argv += ["--packet-log", f"{rd}/{PACKET_LOG_NAME}"]
+            outputs.append(PACKET_LOG_NAME)
         lk = _link_process("linkem", argv, ready_file=f"{rd}/linkem.ready")
         lk.stdout, lk.stderr = "linkem.stdout", "linkem.stderr"
         link["processes"][emu.key] = [lk]
         link["files"][emu.key] = {"linkem.json": config}
-        link["outputs"][emu.key] = ["linkem.json", "linkem-stats.jsonl", "linkem.stderr"]
+        link["outputs"][emu.key] = outputs
         link["applied"] = {"backend": "userspace", "argv": argv, "config": config,
                            "resolved": resolved.to_json(), "node": emu.name}  # fmt: skip
         return link
@@ -216,11 +227,13 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
     for key in ("uplink", "downlink"):
         node, dev = where[key], plan[key]["dev"]
         link["setup"][node].append({"argv": teardown_argv(dev), "check": False})
+        link["setup"][node].append({"argv": teardown_police_argv(dev), "check": False})
         link["setup"][node] += [{"argv": a, "check": True} for a in plan[key]["commands"]]
         commands += plan[key]["commands"]
         link["stats"][node].append({"dev": dev, "argv": ["tc", "-s", "-j", "qdisc", "show",
                                                           "dev", dev]})  # fmt: skip
         link["teardown"][node].append({"argv": teardown_argv(dev), "check": False})
+        link["teardown"][node].append({"argv": teardown_police_argv(dev), "check": False})
         trace = plan[key]["trace"]
         if trace is not None:  # the tc trace replayer: a process of the shaping node
             points, period_ms, loop = trace
