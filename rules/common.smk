@@ -3,11 +3,11 @@ import socket
 import sys
 from pathlib import Path
 
-import yaml
 from snakemake.utils import validate
 
 from priolab.engine import rundir
-from priolab.scenario import expand, input_files, load
+from priolab.errors import UserError
+from priolab.scenario import expand, input_files, load, read_yaml
 
 PY = sys.executable  # the venv's python runs every tool, activated or not
 RESULTS = config["results"]
@@ -35,14 +35,18 @@ def load_scenarios():
         files = sorted(p for p in Path("scenarios").glob("*.yaml") if p.name != "standin.yaml")
     out = {}
     for f in files:
-        validate(yaml.safe_load(f.read_text()), SCENARIO_SCHEMA, set_default=False)
-        inputs = input_files(f)
-        absent = [str(i) for i in inputs if not i.is_file()]
-        if absent and not explicit:
-            print(f"workflow: {f} left out, it reads absent files: {absent}", file=sys.stderr)
-            continue
-        sc = load(f)  # the full check: ranges, references, links resolved, traces read
-        out[sc.name] = (f, expand(sc, f), inputs)
+        try:
+            inputs = input_files(f)  # validates the model first: errors name file and key
+            absent = [str(i) for i in inputs if not i.is_file()]
+            if absent and not explicit:
+                print(f"workflow: {f} left out, it reads absent files: {absent}", file=sys.stderr)
+                continue
+            sc = load(f)  # the full check: ranges, references, links resolved, traces read
+            validate(read_yaml(f), SCENARIO_SCHEMA, set_default=False)  # the exported schema agrees
+            out[sc.name] = (f, expand(sc, f), inputs)
+        except UserError as e:  # the message priolab check prints: file, key, what is allowed
+            print(f"{e.title}:\n{e}", file=sys.stderr)
+            sys.exit(2)
     return out
 
 
