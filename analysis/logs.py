@@ -101,12 +101,15 @@ LINKEM_SCHEMA: dict[str, str] = {
     "bytes_out": "int64",
     "drops_queue": "int64",
     "drops_loss": "int64",
+    "drops_police": "int64",
     "oversized": "int64",
     "queue_bytes": "int64",
     "queue_delay_ms_mean": "float64",
     "queue_delay_ms_max": "float64",
     "final": "bool",
 }
+# keys an older linkem did not write, and the value that means "none happened" then
+LINKEM_OPTIONAL: dict[str, object] = {"final": False, "drops_police": 0}
 LINKEM_DIRS = {"a_to_b", "b_to_a"}  # a_to_b = uplink (Guest → Host) in the access topology
 
 
@@ -201,7 +204,7 @@ def read_linkem_stats(path: Path) -> pd.DataFrame:
             raise AnalysisError(f"{path}: line {i}: not JSON: {e.msg}") from e
         if not isinstance(obj, dict):
             raise AnalysisError(f"{path}: line {i}: expected a JSON object")
-        missing = [k for k in LINKEM_SCHEMA if k not in obj and k != "final"]
+        missing = [k for k in LINKEM_SCHEMA if k not in obj and k not in LINKEM_OPTIONAL]
         if missing:
             raise AnalysisError(
                 f"{path}: line {i}: missing key(s) {missing}; expected {list(LINKEM_SCHEMA)} "
@@ -211,7 +214,7 @@ def read_linkem_stats(path: Path) -> pd.DataFrame:
             raise AnalysisError(
                 f"{path}: line {i}: key 'dir' is {obj['dir']!r}, allowed {sorted(LINKEM_DIRS)}"
             )
-        row = {k: obj.get(k, False) for k in LINKEM_SCHEMA}
+        row = {k: obj.get(k, LINKEM_OPTIONAL.get(k)) for k in LINKEM_SCHEMA}
         for k, t in LINKEM_SCHEMA.items():
             if t in ("int64", "float64") and not isinstance(row[k], int | float):
                 raise AnalysisError(f"{path}: line {i}: key {k!r} must be a number")

@@ -199,19 +199,18 @@ def path_metrics(path_stats: pd.DataFrame, endpoint: str) -> dict[str, float]:
 
 
 def linkem_metrics(linkem: pd.DataFrame) -> dict[str, float]:
-    """Queue drops (total) and the largest per-second max queue delay per direction."""
+    """Queue and policer drops (totals) and the largest per-second max queue delay per
+    direction."""
     out: dict[str, float] = {}
     for direction in ("up", "down"):
         d = linkem[linkem["direction"] == direction]
         per_s = d[~d["final"].astype(bool)]
         fin = d[d["final"].astype(bool)]
-        if d.empty:
-            drops, qmax = NAN, NAN
-        else:
-            drops = float(fin["drops_queue"].iloc[-1] if len(fin) else per_s["drops_queue"].sum())
-            qmax = float(per_s["queue_delay_ms_max"].max()) if len(per_s) else NAN
-        out[f"linkem_drops_queue_{direction}"] = drops
-        out[f"linkem_queue_delay_max_ms_{direction}"] = qmax
+        for col in ("drops_queue", "drops_police"):
+            total = fin[col].iloc[-1] if len(fin) else per_s[col].sum()
+            out[f"linkem_{col}_{direction}"] = NAN if d.empty else float(total)
+        qmax = float(per_s["queue_delay_ms_max"].max()) if len(per_s) else NAN
+        out[f"linkem_queue_delay_max_ms_{direction}"] = NAN if d.empty else qmax
     return out
 
 

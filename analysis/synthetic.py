@@ -178,7 +178,7 @@ def write_run(run_dir: Path, r: SynthRun) -> Path:
             b = int(rate / 8 * rng.uniform(0.8, 1.0))
             lines.append({"t_s": float(s + 1), "dir": dr, "arrivals": b // 1200,
                           "departures": b // 1200, "bytes_out": b, "drops_queue": 0,
-                          "drops_loss": 0, "oversized": 0,
+                          "drops_loss": 0, "drops_police": 0, "oversized": 0,
                           "queue_bytes": int(rng.integers(0, 100_000)),
                           "queue_delay_ms_mean": 2.0, "queue_delay_ms_max": 9.0,
                           "final": False})  # fmt: skip

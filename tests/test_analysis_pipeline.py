@@ -278,3 +278,28 @@ def test_ablation_and_bitrate_figures(tmp_path: Path):
     assert {"ablation", "bitrate_sweep"} <= names, skipped
     cap = (tmp_path / "a" / "figures" / "bitrate_sweep.txt").read_text()
     assert "bootstrap CI" in cap
+
+
+def test_policer_drops_counted_and_absent_in_old_stats(tmp_path: Path):
+    """A policed direction's drops reach the metrics; a stats file from a linkem without the
+    policer (no `drops_police` key) reads as 0 police drops, not as an error."""
+    from analysis.metrics import linkem_metrics
+    from analysis.tables import DIRECTION
+
+    base = {"arrivals": 100, "departures": 90, "bytes_out": 9000, "drops_queue": 2,
+            "drops_loss": 1, "oversized": 0, "queue_bytes": 0, "queue_delay_ms_mean": 0.0,
+            "queue_delay_ms_max": 0.5}  # fmt: skip
+    lines = [
+        {"t_s": 1.0, "dir": "a_to_b", **base, "drops_police": 7},
+        {"t_s": 2.0, "dir": "a_to_b", **base, "drops_police": 5},
+        {"t_s": 2.0, "dir": "a_to_b", **base, "drops_police": 12, "final": True},
+        {"t_s": 1.0, "dir": "b_to_a", **base},  # an older linkem: no drops_police key
+    ]
+    lk = tmp_path / "linkem-stats.jsonl"
+    lk.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    df = read_linkem_stats(lk)
+    df.insert(2, "direction", df["dir"].map(DIRECTION).astype(object))
+    m = linkem_metrics(df)
+    assert m["linkem_drops_police_up"] == 12  # the final line's total
+    assert m["linkem_drops_police_down"] == 0  # absent key: none happened
+    assert m["linkem_drops_queue_down"] == 2
