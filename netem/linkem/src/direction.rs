@@ -227,16 +227,8 @@ impl<T> Direction<T> {
 
     /// Advance to `now_ns`, emitting every packet whose fate is decided by then.
     pub fn poll(&mut self, now_ns: u64, out: &mut Vec<Event<T>>) {
-        self.poll_ahead(now_ns, 0, out);
-    }
-
-    /// `poll`, and also release packets whose delay ends by `now_ns + ahead_ns` (their
-    /// `at_ns` stays the model's exit time). Queue and rate server advance only to `now_ns`,
-    /// and packets leave the delay line in the same order with the same loss draws, so every
-    /// decision is the one `poll` would make; only the release comes earlier.
-    pub fn poll_ahead(&mut self, now_ns: u64, ahead_ns: u64, out: &mut Vec<Event<T>>) {
         self.advance(now_ns, true);
-        while let Some((at_ns, pkt)) = self.delay.pop_due(now_ns.saturating_add(ahead_ns)) {
+        while let Some((at_ns, pkt)) = self.delay.pop_due(now_ns) {
             if self.loss.lose(&mut self.loss_rng) {
                 self.counters.drops_loss += 1;
                 out.push(Event::Dropped {

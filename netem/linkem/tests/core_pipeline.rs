@@ -260,48 +260,6 @@ fn opportunity_at_arrival_instant_serves_the_packet() {
     assert_eq!(sent(&out), vec![(0, MS)]);
 }
 
-/// 200 frames at 2 Gbit/s offered into a 1 Gbit/s link with 5 ms delay and 1 % iid loss,
-/// polled at `step_ns` with `ahead_ns` of early release: (payload, exit) sent, and the times
-/// each was released.
-fn run_ahead(step_ns: u64, ahead_ns: u64) -> (Vec<(u64, u64)>, Vec<u64>) {
-    let mut d = direction(
-        r#"{"rate": {"kind": "constant", "rate_bps": 1000000000}, "delay_us": 5000,
-            "loss": {"kind": "iid", "p": 0.01}, "queue": {"limit_packets": 1000}}"#,
-    );
-    let (mut out, mut released) = (Vec::new(), Vec::new());
-    let mut t = 0;
-    for i in 0..200u64 {
-        d.enqueue(i * 6_000, i, 1500, &mut out);
-    }
-    while t < 20 * MS {
-        let before = out.len();
-        d.poll_ahead(t, ahead_ns, &mut out);
-        released.extend(std::iter::repeat_n(t, sent(&out[before..]).len()));
-        t += step_ns;
-    }
-    (sent(&out), released)
-}
-
-#[test]
-fn poll_ahead_releases_early_but_decides_the_same() {
-    let (exact, _) = run_ahead(1_000, 0);
-    let (ahead, released) = run_ahead(1_000, 250_000);
-    // Same packets, same model exit times, same losses.
-    assert_eq!(exact, ahead);
-    assert!(
-        exact.len() < 200 && exact.len() > 190,
-        "sent {}",
-        exact.len()
-    );
-    // Released no more than 250 µs (+ one polling step) before the exit time, never after.
-    for ((_, exit), rel) in ahead.iter().zip(&released) {
-        assert!(
-            *rel + 250_000 + 1_000 >= *exit && *rel <= *exit,
-            "exit {exit} at {rel}"
-        );
-    }
-}
-
 #[test]
 fn next_departure_skips_server_events_by_the_delay() {
     let mut d = direction(
