@@ -1,0 +1,216 @@
+//! SCReAM in virtual time against a simulated bottleneck: a drop-tail FIFO served at a rate
+//! that steps 1 Mbit/s → 0.5 → 1 (RFC 8867 test case 1's shape), 50 ms one way, a 400 ms
+//! queue, an encoder that produces exactly the target bitrate at 25 fps, and RFC 8888-style
+//! feedback every 20 ms. Asserts that SCReAM ramps up, backs off when the queue delay grows
+//! after the drop, and recovers after the capacity comes back.
+
+use std::collections::VecDeque;
+
+use roq_core::scream::{Scream, ScreamConfig, Transmit};
+
+/// One feedback report: (sequence number, arrival µs or None) per packet.
+type Feedback = Vec<(u64, Option<u64>)>;
+
+struct Sim {
+    t_us: u64,
+    scream: Scream,
+    link_q: VecDeque<(u64, usize)>, // (seq, bytes) waiting at the bottleneck
+    link_q_bytes: usize,
+    link_busy_until: u64,
+    in_prop: VecDeque<(u64, u64)>, // (arrival µs, seq)
+    arrivals: Vec<(u64, Option<u64>)>,
+    fb_in_flight: VecDeque<(u64, Feedback)>,
+    next_seq: u64,
+    qdelay_log: Vec<(u64, f64, f64)>, // (t, target, link queue delay µs)
+}
+
+const DELAY_US: u64 = 50_000;
+const QUEUE_BYTES: usize = 50_000; // 400 ms at 1 Mbit/s
+
+fn capacity_bps(t_us: u64) -> f64 {
+    if (20_000_000..40_000_000).contains(&t_us) {
+        500_000.0
+    } else {
+        1_000_000.0
+    }
+}
+
+impl Sim {
+    fn new() -> Self {
+        Sim {
+            t_us: 0,
+            scream: Scream::new(ScreamConfig {
+                min_bitrate_bps: 100_000.0,
+                max_bitrate_bps: 2_000_000.0,
+                start_bitrate_bps: 200_000.0,
+            }),
+            link_q: VecDeque::new(),
+            link_q_bytes: 0,
+            link_busy_until: 0,
+            in_prop: VecDeque::new(),
+            arrivals: Vec::new(),
+            fb_in_flight: VecDeque::new(),
+            next_seq: 1000,
+            qdelay_log: Vec::new(),
+        }
+    }
+
+    fn step(&mut self) {
+        let t = self.t_us;
+        if t.is_multiple_of(40_000) {
+            // a frame at the current target
+            let mut bytes = (self.scream.target_bitrate_bps() / 8.0 / 25.0) as usize;
+            while bytes > 0 {
+                let b = bytes.min(1200);
+                self.scream.enqueue(t, self.next_seq, b);
+                self.next_seq += 1;
+                bytes -= b;
+            }
+        }
+        while let Transmit::Send { seq, bytes } = self.scream.poll_transmit(t) {
+            if self.link_q_bytes + bytes <= QUEUE_BYTES {
+                self.link_q.push_back((seq, bytes));
+                self.link_q_bytes += bytes;
+            } else {
+                self.arrivals.push((seq, None)); // dropped: reported missing
+            }
+        }
+        // the bottleneck serves its head when free
+        if t >= self.link_busy_until {
+            if let Some((seq, bytes)) = self.link_q.pop_front() {
+                self.link_q_bytes -= bytes;
+                let ser = (bytes as f64 * 8.0 / capacity_bps(t) * 1e6) as u64;
+                self.link_busy_until = t + ser;
+                self.in_prop.push_back((t + ser + DELAY_US, seq));
+            }
+        }
+        while self.in_prop.front().is_some_and(|&(a, _)| a <= t) {
+            let (a, seq) = self.in_prop.pop_front().unwrap();
+            // receiver clock offset by 7 s: must cancel
+            self.arrivals.push((seq, Some(a + 7_000_000)));
+        }
+        if t.is_multiple_of(20_000) && !self.arrivals.is_empty() {
+            let mut r = std::mem::take(&mut self.arrivals);
+            r.sort();
+            self.fb_in_flight.push_back((t + DELAY_US, r));
+        }
+        while self.fb_in_flight.front().is_some_and(|&(a, _)| a <= t) {
+            let (_, r) = self.fb_in_flight.pop_front().unwrap();
+            self.scream.on_feedback(t, &r);
+        }
+        if t.is_multiple_of(100_000) {
+            let qd = self.link_q_bytes as f64 * 8.0 / capacity_bps(t) * 1e6;
+            self.qdelay_log
+                .push((t, self.scream.target_bitrate_bps(), qd));
+        }
+        self.t_us += 1000;
+    }
+}
+
+fn mean(v: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = v.collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+#[test]
+fn ramps_up_backs_off_on_queue_delay_and_recovers() {
+    let mut s = Sim::new();
+    while s.t_us < 80_000_000 {
+        s.step();
+    }
+    let target = |a: u64, b: u64| {
+        mean(
+            s.qdelay_log
+                .iter()
+                .filter(|x| (a..b).contains(&x.0))
+                .map(|x| x.1),
+        )
+    };
+    let qdelay_max = |a: u64, b: u64| {
+        s.qdelay_log
+            .iter()
+            .filter(|x| (a..b).contains(&x.0))
+            .map(|x| x.2)
+            .fold(0.0, f64::max)
+    };
+    let before = target(10_000_000, 20_000_000);
+    let dip = target(25_000_000, 40_000_000);
+    let after = target(60_000_000, 80_000_000);
+    eprintln!("target before {before:.0} dip {dip:.0} after {after:.0}");
+    eprintln!(
+        "queue delay max before {:.0} µs, dip {:.0} µs",
+        qdelay_max(10_000_000, 20_000_000),
+        qdelay_max(25_000_000, 40_000_000)
+    );
+    assert!(
+        before > 600_000.0 && before < 1_100_000.0,
+        "ramp-up: {before}"
+    );
+    assert!(dip < 550_000.0, "back-off in the dip: {dip}");
+    assert!(after > 600_000.0, "recovery: {after}");
+    // the delay-based controller keeps the bottleneck queue well below its 400 ms
+    assert!(qdelay_max(10_000_000, 20_000_000) < 200_000.0);
+    assert!(qdelay_max(30_000_000, 40_000_000) < 200_000.0);
+}
+
+#[test]
+fn growing_queue_delay_ends_fast_increase_and_halves_the_target() {
+    let mut sc = Scream::new(ScreamConfig {
+        min_bitrate_bps: 100_000.0,
+        max_bitrate_bps: 2_000_000.0,
+        start_bitrate_bps: 300_000.0,
+    });
+    let mut seq = 0u64;
+    let mut t = 0u64;
+    // 2 s with a constant one-way delay: window and target grow (fast increase)
+    let mut owd = 50_000u64;
+    let mut cwnd_low = 0.0;
+    let mut target_low = 0.0;
+    let mut credit = 0.0;
+    let mut cwnd_peak: f64 = 0.0;
+    let mut pending: VecDeque<(u64, Feedback)> = VecDeque::new();
+    for i in 0..400 {
+        if i == 200 {
+            cwnd_low = sc.cwnd;
+            target_low = sc.target_bitrate_bps();
+        }
+        if i >= 200 {
+            owd += 2_000; // queue delay grows 2 ms per 10 ms: 400 ms after 2 s
+        }
+        cwnd_peak = f64::max(cwnd_peak, sc.cwnd);
+        // the source offers the target bitrate (10 ms worth, in 1000-byte packets)
+        let n = sc.target_bitrate_bps() * 0.01 / 8.0 / 1000.0;
+        credit += n;
+        while credit >= 1.0 {
+            credit -= 1.0;
+            sc.enqueue(t, seq, 1000);
+            seq += 1;
+        }
+        let mut sent = Vec::new();
+        for sub in 0..10 {
+            while let Transmit::Send { seq, .. } = sc.poll_transmit(t + sub * 1_000) {
+                sent.push(seq);
+            }
+        }
+        // feedback travels: it reaches the sender a round trip later
+        let fb: Vec<(u64, Option<u64>)> = sent.iter().map(|&s| (s, Some(t + owd))).collect();
+        pending.push_back((t + 2 * owd, fb));
+        while pending.front().is_some_and(|(at, _)| *at <= t) {
+            let (at, fb) = pending.pop_front().unwrap();
+            sc.on_feedback(at, &fb);
+        }
+        t += 10_000;
+    }
+    assert!(sc.qdelay_us > 200_000.0, "{}", sc.qdelay_us);
+    assert!(!sc.in_fast_increase);
+    assert!(cwnd_low > 6_000.0, "the window grew: {cwnd_low}");
+    assert!(target_low > 500_000.0, "the target grew: {target_low}");
+    // the window stops growing: it shrinks by off_target × MSS per window acknowledged
+    assert!(
+        sc.cwnd < cwnd_peak,
+        "cwnd {} vs peak {}",
+        sc.cwnd,
+        cwnd_peak
+    );
+    assert!(sc.target_bitrate_bps() < target_low / 2.0);
+}
