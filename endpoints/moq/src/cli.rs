@@ -146,9 +146,4 @@ impl Args {
     }
 }
 
-pub fn now_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
-}
+pub use quicsetup::summary::now_us;

@@ -5,7 +5,6 @@ mod cli;
 mod publish;
 mod subscribe;
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -14,6 +13,7 @@ use clap::Parser;
 use quinn::{ConnectionError, VarInt};
 
 use cli::{Args, RoleArg};
+use quicsetup::summary::{quoted, write_summary};
 
 const EXIT_ERROR: u8 = 1;
 const EXIT_BAD_ARGS: u8 = 2;
@@ -40,20 +40,6 @@ fn main() -> ExitCode {
         }
     }
     quicsetup::run_to_exit("moq", run(&args))
-}
-
-fn write_summary(dir: &Path, fields: &[(&str, String)]) -> Result<()> {
-    let body: Vec<String> = fields
-        .iter()
-        .map(|(k, v)| format!("  \"{k}\": {v}"))
-        .collect();
-    let p = dir.join("summary.json");
-    std::fs::write(&p, format!("{{\n{}\n}}\n", body.join(",\n")))
-        .with_context(|| format!("writing {}", p.display()))
-}
-
-fn quoted(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 async fn run(args: &Args) -> Result<u8> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
 
-use proctest::{free_port, wait};
+use proctest::{free_port, wait, Table};
 
 const BIN: &str = env!("CARGO_BIN_EXE_moq");
 
@@ -25,22 +25,9 @@ fn trace() -> String {
     p.to_str().unwrap().to_string()
 }
 
-/// Rows of a CSV as header-name → value maps.
 fn table(p: &Path) -> Table {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    let mut lines = text.lines();
-    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
-    lines
-        .map(|l| {
-            head.iter()
-                .cloned()
-                .zip(l.split(',').map(String::from))
-                .collect()
-        })
-        .collect()
+    proctest::csv_table(p)
 }
-
-type Table = Vec<BTreeMap<String, String>>;
 
 fn stream_once(scheme: &str) -> (Table, Table) {
     let dir = scratch(scheme);

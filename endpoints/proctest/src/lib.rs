@@ -50,3 +50,20 @@ pub fn wait(mut c: Child, limit: Duration) -> (i32, String) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Rows of a CSV log (no quoting) as header-name → value maps.
+pub type Table = Vec<std::collections::BTreeMap<String, String>>;
+
+pub fn csv_table(p: &std::path::Path) -> Table {
+    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let mut lines = text.lines();
+    let head: Vec<String> = lines.next().unwrap().split(',').map(String::from).collect();
+    lines
+        .map(|l| {
+            head.iter()
+                .cloned()
+                .zip(l.split(',').map(String::from))
+                .collect()
+        })
+        .collect()
+}

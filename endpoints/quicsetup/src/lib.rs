@@ -4,6 +4,7 @@
 //! certificate. Both give up after a time limit ([`ConnectTimeout`], the endpoints' exit 4).
 
 pub mod csv;
+pub mod summary;
 pub mod tls;
 
 use std::net::SocketAddr;

@@ -1,0 +1,211 @@
+//! The `dtp` command line (endpoints/README.md, the harness's contract).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use dtp::ads::Policy;
+use dtp::pattern::Pattern;
+use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use quinn::{IdleTimeout, TransportConfig, VarInt};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    Sender,
+    Receiver,
+}
+
+/// The scheduling schemes of seeds/001 §VI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SchemeArg {
+    /// Vanilla QUIC: blocks in arrival order, none dropped.
+    Quic,
+    /// SCTP': first come first served, stale blocks dropped.
+    Fcfs,
+    /// ADS with --alpha (0 = DTP-D, 1 = DTP-P, 0.5 = DTP).
+    Ads,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Cc {
+    Cubic,
+    Newreno,
+    Bbr,
+}
+
+/// Deadline-aware block delivery over QUIC (seeds/001): the sender releases rounds of blocks
+/// (one unidirectional stream each) and the scheme decides which block gets the next bytes
+/// and which are dropped (RESET_STREAM); the receiver logs when each block completed.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "dtp", version)]
+pub struct Args {
+    #[arg(long, value_enum)]
+    pub role: RoleArg,
+    /// Sender: UDP address to listen on.
+    #[arg(long, required_if_eq("role", "sender"))]
+    pub bind: Option<SocketAddr>,
+    /// Sender: where to write the self-signed certificate (DER) once listening.
+    #[arg(long, required_if_eq("role", "sender"))]
+    pub cert_out: Option<PathBuf>,
+    /// Receiver: the sender's address.
+    #[arg(long, required_if_eq("role", "receiver"))]
+    pub connect: Option<SocketAddr>,
+    /// Receiver: the sender's certificate (DER), waited for up to --connect-timeout-s.
+    #[arg(long, required_if_eq("role", "receiver"))]
+    pub cert: Option<PathBuf>,
+    #[arg(long)]
+    pub log_dir: PathBuf,
+    #[arg(long, value_enum, default_value_t = SchemeArg::Ads)]
+    pub scheme: SchemeArg,
+    /// ADS: weight of the priority against the deadline (Eq. 3).
+    #[arg(long, default_value_t = 0.5)]
+    pub alpha: f64,
+    /// ADS: penalty of a block predicted to miss (Eq. 2); default: the least important
+    /// priority value (seeds/001 §VI: "β as the lowest priority value").
+    #[arg(long)]
+    pub beta: Option<f64>,
+    /// A round of blocks every this many ms.
+    #[arg(long, default_value_t = 100.0)]
+    pub interval_ms: f64,
+    /// Payload sizes of one round's blocks, comma-separated; priority 1, 2, … in this order.
+    #[arg(long, value_delimiter = ',', default_value = "200000,200000,200000")]
+    pub block_bytes: Vec<u64>,
+    /// Every block's deadline, relative to its release.
+    #[arg(long, default_value_t = 200.0)]
+    pub deadline_ms: f64,
+    /// Sender: bytes written to quinn per scheduler decision.
+    #[arg(long, default_value_t = 1200)]
+    pub chunk_bytes: u64,
+    /// Sender: quinn's send window (bytes written but not yet acknowledged, at most). Small,
+    /// so the backlog stays in the scheduler's queue; it must exceed the path's BDP.
+    #[arg(long, default_value_t = 150_000)]
+    pub send_window_bytes: u64,
+    /// Sender: the bandwidth estimate until one was measured.
+    #[arg(long, default_value_t = 1.0)]
+    pub initial_bw_mbyte_s: f64,
+    /// Sender: blocks released in [0, duration) are sent. Receiver: with --drain-s, when to
+    /// end by itself (2 s after duration + drain) if the sender's close never came.
+    #[arg(long, default_value_t = 30.0)]
+    pub duration_s: f64,
+    /// Sender: after the last release, keep the connection open this long, then close.
+    #[arg(long, default_value_t = 1.0)]
+    pub drain_s: f64,
+    #[arg(long, value_enum, default_value_t = Cc::Cubic)]
+    pub cc: Cc,
+    /// TLS key log (SSLKEYLOGFILE format).
+    #[arg(long)]
+    pub keylog: Option<PathBuf>,
+    #[arg(long, default_value_t = 15.0)]
+    pub connect_timeout_s: f64,
+    /// A peer silent this long ends the run with exit 3.
+    #[arg(long, default_value_t = 10.0)]
+    pub idle_timeout_s: f64,
+}
+
+/// The receiver's flow-control windows: larger than a run's data, so flow control never
+/// holds a block back; only the path, the congestion controller and the sender do.
+pub const RECEIVE_WINDOW_BYTES: u32 = 1 << 30;
+
+impl Args {
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("duration-s", self.duration_s),
+            ("connect-timeout-s", self.connect_timeout_s),
+            ("idle-timeout-s", self.idle_timeout_s),
+            ("interval-ms", self.interval_ms),
+            ("deadline-ms", self.deadline_ms),
+            ("initial-bw-mbyte-s", self.initial_bw_mbyte_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("--{name} {v}: allowed a finite number > 0");
+            }
+        }
+        if !(self.drain_s.is_finite() && self.drain_s >= 0.0) {
+            bail!("--drain-s {}: allowed a finite number >= 0", self.drain_s);
+        }
+        if !(0.0..=1.0).contains(&self.alpha) {
+            bail!("--alpha {}: allowed 0..=1", self.alpha);
+        }
+        if let Some(b) = self.beta {
+            if !(b.is_finite() && b >= 0.0) {
+                bail!("--beta {b}: allowed a finite number >= 0");
+            }
+        }
+        if self.block_bytes.is_empty() || self.block_bytes.contains(&0) {
+            bail!("--block-bytes: allowed a list of sizes > 0");
+        }
+        if self.chunk_bytes == 0 {
+            bail!("--chunk-bytes 0: allowed >= 1");
+        }
+        if self.send_window_bytes < self.chunk_bytes {
+            bail!("--send-window-bytes: allowed >= --chunk-bytes");
+        }
+        Ok(())
+    }
+
+    pub fn pattern(&self) -> Pattern {
+        Pattern {
+            interval_us: (self.interval_ms * 1e3).round() as u64,
+            sizes_bytes: self.block_bytes.clone(),
+            deadline_us: (self.deadline_ms * 1e3).round() as u64,
+        }
+    }
+
+    pub fn policy(&self) -> Policy {
+        match self.scheme {
+            SchemeArg::Quic => Policy::Fifo,
+            SchemeArg::Fcfs => Policy::FcfsCancel,
+            SchemeArg::Ads => Policy::Ads {
+                alpha: self.alpha,
+                beta: self.beta.unwrap_or(f64::from(self.pattern().pmax())),
+            },
+        }
+    }
+
+    pub fn scheme_name(&self) -> &'static str {
+        match self.scheme {
+            SchemeArg::Quic => "quic",
+            SchemeArg::Fcfs => "fcfs",
+            SchemeArg::Ads => "ads",
+        }
+    }
+
+    pub fn setup(&self) -> Result<quicsetup::Setup> {
+        let mut t = TransportConfig::default();
+        t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
+        let w = VarInt::from_u32(RECEIVE_WINDOW_BYTES);
+        t.stream_receive_window(w);
+        t.receive_window(w);
+        t.send_window(self.send_window_bytes);
+        // Streams of one priority go in the order they were written to: with the small send
+        // window, the bytes leave in the order the scheduler chose them.
+        t.send_fairness(false);
+        t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
+        let idle = Duration::from_secs_f64(self.idle_timeout_s);
+        t.max_idle_timeout(Some(
+            IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
+        ));
+        t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
+        match self.cc {
+            Cc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
+            Cc::Newreno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
+            Cc::Bbr => t.congestion_controller_factory(Arc::new(BbrConfig::default())),
+        };
+        let who = match self.role {
+            RoleArg::Sender => "dtp sender",
+            RoleArg::Receiver => "dtp receiver",
+        };
+        Ok(quicsetup::Setup {
+            transport: Arc::new(t),
+            alpn: b"dtp-priolab",
+            keylog: self.keylog.clone(),
+            limit: Duration::from_secs_f64(self.connect_timeout_s),
+            who: who.to_string(),
+        })
+    }
+}
+
+pub use quicsetup::summary::now_us;

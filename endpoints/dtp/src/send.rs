@@ -1,0 +1,237 @@
+//! The sender's I/O shell: releases the pattern's blocks at their times, asks the scheduler
+//! which block gets the next `--chunk-bytes` and writes them to that block's stream, resets
+//! the streams of dropped blocks, logs every block and the path.
+//!
+//! quinn's own scheduler is strict priority with round robin among equal priorities, and
+//! takes a new priority into account only when a stream is queued again; so instead of
+//! steering it with stream priorities, every stream has the same priority, fairness is off
+//! (equal streams go in the order they were written to) and quinn's send window is small
+//! (`--send-window-bytes`, a little above the path's BDP): quinn holds at most that many
+//! unacknowledged bytes, everything else waits in the scheduler's queue, and each chunk is
+//! chosen when quinn can take it (after ACKs free the window), as the paper's scheduler runs
+//! "when ACK is received or the application pushes data".
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{anyhow, Result};
+use dtp::ads::{Block, Estimate, Scheduler};
+use dtp::bw::BwEstimator;
+use dtp::pattern::Release;
+use dtp::wire::{BlockHeader, HEADER_BYTES};
+use quicsetup::csv::Csv;
+use quinn::{Connection, SendStream, VarInt};
+use tokio::time::Instant;
+
+use crate::cli::{now_us, Args};
+
+pub const SENT_HEADER: &str =
+    "block_id,round,priority,payload_bytes,created_us,deadline_us,first_send_us,end_us,sent_bytes,outcome";
+pub const PATH_HEADER: &str = "time_us,rtt_ms,cwnd_bytes,lost_packets,sent_packets,udp_bytes_sent,bw_estimate_bytes_s,pending_blocks";
+
+/// Bandwidth samples every 50 ms, windowed maximum over 10 of them (0.5 s): assumption, a
+/// BBR-like filter (BBR keeps its maximum over ~10 RTTs) at the shortest interval that still
+/// spans several RTTs of the paper's paths.
+const BW_INTERVAL_US: u64 = 50_000;
+const BW_WINDOW: usize = 10;
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub released: u64,
+    pub completed: u64,
+    pub dropped: u64,
+    pub pending: u64,
+    pub block_bytes_written: u64,
+    pub streams_reset: u64,
+}
+
+struct Live {
+    rel: Release,
+    header: [u8; HEADER_BYTES],
+    stream: Option<SendStream>,
+    first_send_us: Option<u64>,
+}
+
+fn path_row(conn: &Connection, bw: f64, pending: usize) -> String {
+    let s = conn.stats();
+    format!(
+        "{},{:.3},{},{},{},{},{:.0},{}",
+        now_us(),
+        s.path.rtt.as_secs_f64() * 1e3,
+        s.path.cwnd,
+        s.path.lost_packets,
+        s.path.sent_packets,
+        s.udp_tx.bytes,
+        bw,
+        pending
+    )
+}
+
+struct Log {
+    csv: Csv,
+    t0_us: u64,
+    deadline_us: u64,
+}
+
+impl Log {
+    fn block(&mut self, l: &Live, end_el_us: u64, sent: u64, outcome: &str) -> Result<()> {
+        let first = l.first_send_us.map_or(String::new(), |t| t.to_string());
+        self.csv.line(&format!(
+            "{},{},{},{},{},{},{},{},{},{}",
+            l.rel.id,
+            l.rel.round,
+            l.rel.priority,
+            l.rel.size_bytes,
+            self.t0_us + l.rel.at_us,
+            self.deadline_us,
+            first,
+            self.t0_us + end_el_us,
+            sent,
+            outcome
+        ))
+    }
+}
+
+pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outcome> {
+    let pattern = args.pattern();
+    let releases = pattern.releases((args.duration_s * 1e6) as u64);
+    let stop_us = ((args.duration_s + args.drain_s) * 1e6) as u64;
+    let mut sched = Scheduler::new(args.policy(), pattern.pmax());
+    let mut bw = BwEstimator::new(BW_INTERVAL_US, BW_WINDOW, args.initial_bw_mbyte_s * 1e6);
+    let mut live: HashMap<u64, Live> = HashMap::new();
+    let filler = vec![0u8; args.chunk_bytes as usize];
+    let mut buf = vec![0u8; args.chunk_bytes as usize];
+    let mut out = Outcome::default();
+
+    let mut path = Csv::create(log_dir, "path_stats.csv", PATH_HEADER)?;
+    let t0 = Instant::now();
+    let t0_us = now_us();
+    let mut log = Log {
+        csv: Csv::create(log_dir, "blocks_sent.csv", SENT_HEADER)?,
+        t0_us,
+        deadline_us: pattern.deadline_us,
+    };
+    let el = || t0.elapsed().as_micros() as u64;
+    let mut next = 0usize;
+    let mut next_sample = 0u64;
+    loop {
+        let now = el();
+        if now >= stop_us {
+            break;
+        }
+        while next < releases.len() && releases[next].at_us <= now {
+            let r = releases[next];
+            let header = BlockHeader {
+                block_id: r.id,
+                payload_bytes: r.size_bytes,
+                priority: r.priority,
+                created_us: t0_us + r.at_us,
+                deadline_us: pattern.deadline_us,
+            };
+            sched
+                .push(Block {
+                    id: r.id,
+                    size_bytes: HEADER_BYTES as u64 + r.size_bytes,
+                    priority: r.priority,
+                    created_us: r.at_us,
+                    deadline_us: pattern.deadline_us,
+                    deps: vec![],
+                })
+                .map_err(|e| anyhow!("{e}"))?;
+            live.insert(
+                r.id,
+                Live {
+                    rel: r,
+                    header: header.encode(),
+                    stream: None,
+                    first_send_us: None,
+                },
+            );
+            out.released += 1;
+            next += 1;
+        }
+        if now >= next_sample {
+            let udp = conn.stats().udp_tx.bytes;
+            bw.sample(now, udp, sched.pending() > 0);
+            path.line(&path_row(conn, bw.estimate(), sched.pending()))?;
+            next_sample = now + BW_INTERVAL_US;
+        }
+        for d in sched.expire(now) {
+            let mut l = live.remove(&d.id).expect("every queued block is live");
+            if let Some(s) = l.stream.as_mut() {
+                // Fails only if the stream is already closed: then there is nothing to stop.
+                if s.reset(VarInt::from_u32(0)).is_ok() {
+                    out.streams_reset += 1;
+                }
+            }
+            out.dropped += 1;
+            log.block(&l, now, d.sent_bytes, "dropped")?;
+        }
+        let est = Estimate {
+            bandwidth_bytes_per_s: bw.estimate(),
+            one_way_delay_us: (conn.rtt().as_micros() / 2) as u64,
+        };
+        // The next moment the decision may change without an ACK: a release, a sample, a
+        // block falling due, the end.
+        let wake_us = [
+            releases.get(next).map(|r| r.at_us),
+            Some(next_sample),
+            sched.next_due_us(),
+            Some(stop_us),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("stop_us is always there");
+        let wake = t0 + Duration::from_micros(wake_us);
+        let Some(id) = sched.pick(now, &est) else {
+            tokio::time::sleep_until(wake).await;
+            continue;
+        };
+        let l = live.get_mut(&id).expect("every queued block is live");
+        if l.stream.is_none() {
+            l.stream = Some(conn.open_uni().await?);
+        }
+        let offset = sched.sent_bytes(id).expect("picked") as usize;
+        let total = HEADER_BYTES + l.rel.size_bytes as usize;
+        let n = (total - offset).min(buf.len());
+        for (i, b) in buf[..n].iter_mut().enumerate() {
+            let at = offset + i;
+            *b = if at < HEADER_BYTES {
+                l.header[at]
+            } else {
+                filler[i]
+            };
+        }
+        let s = l.stream.as_mut().expect("opened above");
+        tokio::select! {
+            r = s.write(&buf[..n]) => {
+                let w = r?;
+                if l.first_send_us.is_none() {
+                    l.first_send_us = Some(now_us());
+                }
+                out.block_bytes_written += w as u64;
+                if sched.on_sent(id, w as u64).map_err(|e| anyhow!(e))? {
+                    let mut l = live.remove(&id).expect("live");
+                    let _ = l.stream.as_mut().expect("opened").finish();
+                    out.completed += 1;
+                    log.block(&l, el(), total as u64, "sent")?;
+                }
+            }
+            _ = tokio::time::sleep_until(wake) => {}
+        }
+    }
+    let now = el();
+    let mut rest: Vec<_> = live.into_values().collect();
+    rest.sort_by_key(|l| l.rel.id);
+    for l in rest {
+        let sent = sched.sent_bytes(l.rel.id).unwrap_or(0);
+        out.pending += 1;
+        log.block(&l, now, sent, "pending")?;
+    }
+    path.line(&path_row(conn, bw.estimate(), sched.pending()))?;
+    log.csv.flush()?;
+    path.flush()?;
+    Ok(out)
+}

@@ -1,0 +1,31 @@
+//! What every endpoint writes beside its logs: `summary.json` (flat, values already JSON)
+//! and the wall-clock time its logs use.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// Writes `dir/summary.json` with `fields` in order; each value is JSON text already (a
+/// number, or a string made with [`quoted`]).
+pub fn write_summary(dir: &Path, fields: &[(&str, String)]) -> Result<()> {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("  \"{k}\": {v}"))
+        .collect();
+    let p = dir.join("summary.json");
+    std::fs::write(&p, format!("{{\n{}\n}}\n", body.join(",\n")))
+        .with_context(|| format!("writing {}", p.display()))
+}
+
+/// `s` as a JSON string.
+pub fn quoted(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// Microseconds since the Unix epoch (0 if the clock is before it).
+pub fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}
