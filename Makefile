@@ -14,11 +14,14 @@ CORES ?= 2
 
 # Debian packages: Mininet and its tools, traffic tools, the Python venv, ffmpeg for
 # frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM,
-# tcpdump for packet capture (scenario key capture).
+# tcpdump for packet capture (scenario key capture), GStreamer with x264enc (plugins-ugly) and
+# avdec_h264 (libav) and its development files for the `roq` endpoint's live encoder/decoder.
 APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
 	ffmpeg openssh-server openssh-client sshpass rsync tcpdump \
-	debootstrap qemu-system-x86 e2fsprogs
+	debootstrap qemu-system-x86 e2fsprogs \
+	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base \
+	gstreamer1.0-plugins-ugly gstreamer1.0-libav
 
 .PHONY: setup apt venv build reproduce test test-rust test-python lint clean-results doctor vm
 

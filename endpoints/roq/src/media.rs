@@ -1,0 +1,164 @@
+//! The live encoder and the decoder, GStreamer pipelines behind a small interface.
+//!
+//! Encoder: `appsrc` (raw I420) → `x264enc` (tune zerolatency: no B frames, no lookahead, one
+//! access unit out per frame in) → `appsink` (Annex-B byte stream, one access unit per
+//! buffer). Its `bitrate` property is mutable while playing: the controller's target reaches
+//! the encoder at the next frame. Decoder: `appsrc` (Annex-B access units) → `avdec_h264`
+//! (one thread: no frame-threading delay) → `videoconvert` → `appsink` (I420).
+
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use gstreamer as gst;
+use gstreamer::prelude::*;
+use gstreamer_app as gst_app;
+
+fn pipeline(desc: &str) -> Result<(gst::Pipeline, gst_app::AppSrc, gst_app::AppSink)> {
+    gst::init().context("initialising GStreamer")?;
+    let p = gst::parse::launch(desc)
+        .with_context(|| format!("GStreamer pipeline {desc:?} (Makefile installs the plugins)"))?
+        .downcast::<gst::Pipeline>()
+        .map_err(|_| anyhow!("not a pipeline: {desc}"))?;
+    let src = p
+        .by_name("src")
+        .and_then(|e| e.downcast::<gst_app::AppSrc>().ok())
+        .ok_or_else(|| anyhow!("no appsrc"))?;
+    let sink = p
+        .by_name("sink")
+        .and_then(|e| e.downcast::<gst_app::AppSink>().ok())
+        .ok_or_else(|| anyhow!("no appsink"))?;
+    p.set_state(gst::State::Playing)
+        .context("starting the GStreamer pipeline")?;
+    Ok((p, src, sink))
+}
+
+fn buffer(data: Vec<u8>, pts_ns: u64) -> gst::Buffer {
+    let mut b = gst::Buffer::from_mut_slice(data);
+    b.get_mut()
+        .unwrap()
+        .set_pts(gst::ClockTime::from_nseconds(pts_ns));
+    b
+}
+
+/// x264 through GStreamer.
+pub struct Encoder {
+    pipeline: gst::Pipeline,
+    src: gst_app::AppSrc,
+    sink: gst_app::AppSink,
+    enc: gst::Element,
+    kbps: u32,
+}
+
+impl Encoder {
+    pub fn new(w: u32, h: u32, fps: u32, kbps: u32, key_int: u32, preset: &str) -> Result<Self> {
+        let desc = format!(
+            "appsrc name=src is-live=true format=time \
+             caps=video/x-raw,format=I420,width={w},height={h},framerate={fps}/1 \
+             ! x264enc name=enc tune=zerolatency speed-preset={preset} key-int-max={key_int} \
+               bitrate={kbps} \
+             ! video/x-h264,stream-format=byte-stream,alignment=au \
+             ! appsink name=sink sync=false"
+        );
+        let (pipeline, src, sink) = pipeline(&desc)?;
+        let enc = pipeline
+            .by_name("enc")
+            .ok_or_else(|| anyhow!("no x264enc"))?;
+        Ok(Encoder {
+            pipeline,
+            src,
+            sink,
+            enc,
+            kbps,
+        })
+    }
+
+    /// Sets x264's bitrate (kbit/s) for the frames from now on.
+    pub fn set_kbps(&mut self, kbps: u32) {
+        if kbps != self.kbps {
+            self.enc.set_property("bitrate", kbps);
+            self.kbps = kbps;
+        }
+    }
+
+    /// Encodes one frame; returns its access unit (Annex-B).
+    pub fn encode(&mut self, frame: &[u8], pts_ns: u64) -> Result<Vec<u8>> {
+        self.src
+            .push_buffer(buffer(frame.to_vec(), pts_ns))
+            .map_err(|e| anyhow!("pushing a frame into x264enc: {e:?}"))?;
+        let s = self
+            .sink
+            .try_pull_sample(gst::ClockTime::from_seconds(5))
+            .ok_or_else(|| anyhow!("x264enc gave no access unit within 5 s"))?;
+        let b = s.buffer().ok_or_else(|| anyhow!("empty sample"))?;
+        let m = b.map_readable().context("mapping an access unit")?;
+        Ok(m.as_slice().to_vec())
+    }
+}
+
+impl Drop for Encoder {
+    fn drop(&mut self) {
+        let _ = self.pipeline.set_state(gst::State::Null);
+    }
+}
+
+/// avdec_h264 through GStreamer: push access units, pull decoded I420 frames (by PTS).
+pub struct Decoder {
+    pipeline: gst::Pipeline,
+    src: gst_app::AppSrc,
+    sink: gst_app::AppSink,
+}
+
+/// One decoded picture.
+pub struct Picture {
+    pub pts_ns: u64,
+    pub i420: Vec<u8>,
+}
+
+impl Decoder {
+    pub fn new() -> Result<Self> {
+        let desc = "appsrc name=src is-live=true format=time \
+             caps=video/x-h264,stream-format=byte-stream,alignment=au \
+             ! avdec_h264 max-threads=1 ! videoconvert ! video/x-raw,format=I420 \
+             ! appsink name=sink sync=false";
+        let (pipeline, src, sink) = pipeline(desc)?;
+        Ok(Decoder {
+            pipeline,
+            src,
+            sink,
+        })
+    }
+
+    pub fn push(&self, au: Vec<u8>, pts_ns: u64) -> Result<()> {
+        self.src
+            .push_buffer(buffer(au, pts_ns))
+            .map(|_| ())
+            .map_err(|e| anyhow!("pushing an access unit into avdec_h264: {e:?}"))
+    }
+
+    /// The next decoded picture, waiting up to `wait`; None if none (yet, or at the end).
+    pub fn pull(&self, wait: Duration) -> Option<Picture> {
+        let s = self
+            .sink
+            .try_pull_sample(gst::ClockTime::from_nseconds(wait.as_nanos() as u64))?;
+        let b = s.buffer()?;
+        let m = b.map_readable().ok()?;
+        Some(Picture {
+            pts_ns: b.pts().map_or(0, |t| t.nseconds()),
+            i420: m.as_slice().to_vec(),
+        })
+    }
+
+    pub fn end(&self) {
+        let _ = self.src.end_of_stream();
+    }
+
+    pub fn is_eos(&self) -> bool {
+        self.sink.is_eos()
+    }
+}
+
+impl Drop for Decoder {
+    fn drop(&mut self) {
+        let _ = self.pipeline.set_state(gst::State::Null);
+    }
+}

@@ -1,0 +1,178 @@
+//! The receiver: RTP in, frames assembled by timestamp (roq-core's Assembler), decoded by
+//! avdec_h264, the luma of each decoded picture written to `decoded.y`; RTCP congestion
+//! feedback (RFC 8888) out every `--feedback-interval-ms` when `--feedback rtcp`.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use quicsetup::csv::Csv;
+
+use roq_core::ccfb::FeedbackBuilder;
+use roq_core::h264::{Assembled, Assembler};
+use roq_core::rtp::{self, SeqExtender};
+
+use crate::cli::{Args, Feedback};
+use crate::media::Decoder;
+use crate::net::{epoch_us, is_bye, Net, Recv};
+
+const RECEIVER_SSRC: u32 = 0x0000_feed;
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub packets: u64,
+    pub frames_complete: u64,
+    pub frames_lost: u64,
+    pub pictures_decoded: u64,
+    pub feedback_sent: u64,
+    pub end: String,
+    pub competing_bytes: u64,
+}
+
+/// Reads every unidirectional stream the sender opens and discards the data.
+async fn drain_streams(c: quinn::Connection, n: Arc<AtomicU64>) {
+    while let Ok(mut s) = c.accept_uni().await {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(Some(k)) = s.read(&mut buf).await {
+            n.fetch_add(k as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+fn pts_ns(ts: u32) -> u64 {
+    ts as u64 * 1_000_000_000 / 90_000
+}
+
+/// Writes each decoded picture's luma and a CSV row, until the decoder's end of stream.
+fn spawn_writer(args: &Args, dec: Arc<Decoder>) -> Result<std::thread::JoinHandle<Result<u64>>> {
+    let luma = (args.width * args.height) as usize;
+    let i420 = args.frame_bytes();
+    let path = args.log_dir.join("decoded.y");
+    let mut y = BufWriter::new(File::create(&path).with_context(|| format!("{}", path.display()))?);
+    let mut log = Csv::create(
+        &args.log_dir,
+        "decoded_frames.csv",
+        "decoded_index,rtp_ts,decoded_us",
+    )?;
+    Ok(std::thread::spawn(move || {
+        let mut n = 0u64;
+        loop {
+            match dec.pull(Duration::from_millis(200)) {
+                Some(p) => {
+                    if p.i420.len() != i420 {
+                        return Err(anyhow!(
+                            "decoded picture of {} bytes, expected {i420} (--width/--height of the sender?)",
+                            p.i420.len()
+                        ));
+                    }
+                    y.write_all(&p.i420[..luma]).context("writing decoded.y")?;
+                    let ts = (p.pts_ns as u128 * 90_000).div_ceil(1_000_000_000) as u64;
+                    log.line(&format!("{n},{ts},{}", epoch_us()))?;
+                    n += 1;
+                }
+                None if dec.is_eos() => break,
+                None => {}
+            }
+        }
+        y.flush().context("writing decoded.y")?;
+        log.flush()?;
+        Ok(n)
+    }))
+}
+
+pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
+    let dir = &args.log_dir;
+    let dec = Arc::new(Decoder::new()?);
+    let writer = spawn_writer(args, dec.clone())?;
+    let mut pkt_log = Csv::create(
+        dir,
+        "packets_received.csv",
+        "arrival_us,seq,rtp_ts,size_bytes",
+    )?;
+    let mut frame_log = Csv::create(
+        dir,
+        "frames_received.csv",
+        "rtp_ts,status,time_us,size_bytes",
+    )?;
+    let mut asm = Assembler::new();
+    let mut ext = SeqExtender::default();
+    let mut fb = FeedbackBuilder::new(RECEIVER_SSRC, 512, 16);
+    let t0 = Instant::now();
+    let us = |i: Instant| i.saturating_duration_since(t0).as_micros() as u64;
+    let mut out = Outcome::default();
+    let interval = Duration::from_millis(args.feedback_interval_ms.max(1));
+    let mut next_fb = Instant::now() + interval;
+    // the sender ends by itself; should its end not arrive, stop a little after it would
+    let limit = Instant::now()
+        + Duration::from_secs_f64(args.duration_s + args.drain_s + args.connect_timeout_s);
+    let send_fb = args.feedback == Feedback::Rtcp;
+    let competing = Arc::new(AtomicU64::new(0));
+    // the competing stream (if any) is read and thrown away, as fast as it comes
+    let drain = match &net {
+        Net::Quic(c) => Some(tokio::spawn(drain_streams(c.clone(), competing.clone()))),
+        Net::Udp { .. } => None,
+    };
+    let decide = |a: Assembled, out: &mut Outcome, frame_log: &mut Csv| -> Result<()> {
+        match a {
+            Assembled::Complete { timestamp, au } => {
+                out.frames_complete += 1;
+                frame_log.line(&format!("{timestamp},complete,{},{}", epoch_us(), au.len()))?;
+                dec.push(au, pts_ns(timestamp))
+            }
+            Assembled::Lost { timestamp } => {
+                out.frames_lost += 1;
+                frame_log.line(&format!("{timestamp},lost,{},0", epoch_us()))
+            }
+        }
+    };
+    out.end = loop {
+        tokio::select! {
+            r = net.recv() => match r {
+                Recv::Packet(p) if rtp::is_rtcp(&p) => {
+                    if is_bye(&p) { break "bye".into(); }
+                }
+                Recv::Packet(p) => {
+                    let Ok((h, payload)) = rtp::parse(&p) else { continue };
+                    let now = Instant::now();
+                    let s = ext.extend(h.seq);
+                    out.packets += 1;
+                    pkt_log.line(&format!("{},{s},{},{}", epoch_us(), h.timestamp, p.len()))?;
+                    let _ = payload;
+                    fb.on_packet(h.ssrc, s, us(now));
+                    for a in asm.push(&p).map_err(|e| anyhow!("{e}"))? {
+                        decide(a, &mut out, &mut frame_log)?;
+                    }
+                }
+                Recv::Other => {}
+                Recv::Closed(why) => break why,
+            },
+            _ = tokio::time::sleep_until(next_fb.into()) => {
+                next_fb += interval;
+                if send_fb {
+                    if let Some(r) = fb.report(us(Instant::now())) {
+                        net.send(&r.encode()).await?;
+                        out.feedback_sent += 1;
+                    }
+                }
+            }
+            _ = tokio::time::sleep_until(limit.into()) => break "time limit".into(),
+        }
+    };
+    for a in asm.flush() {
+        decide(a, &mut out, &mut frame_log)?;
+    }
+    pkt_log.flush()?;
+    frame_log.flush()?;
+    if let Some(d) = drain {
+        d.abort();
+        out.competing_bytes = competing.load(Ordering::Relaxed);
+    }
+    dec.end();
+    out.pictures_decoded = writer
+        .join()
+        .map_err(|_| anyhow!("the writer thread panicked"))??;
+    Ok(out)
+}

@@ -1,0 +1,341 @@
+//! The sender: frames from the source file at `fps` through the live encoder, RTP
+//! packetisation, the RTP queue, the rate controller (SCReAM, trivial or fixed) and the
+//! transport; RTCP feedback in, or feedback inferred from quinn's ACKs (cc.rs).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Context, Result};
+use quicsetup::csv::Csv;
+use tokio::sync::mpsc;
+
+use roq_core::ccfb::{Ccfb, RtsUnwrapper};
+use roq_core::h264::Packetizer;
+use roq_core::rtp;
+use roq_core::scream::{Scream, ScreamConfig, Transmit};
+use roq_core::trivial::Trivial;
+
+use crate::cc::{TapEvent, Taps};
+use crate::cli::{Args, Feedback, RateCtl};
+use crate::media::Encoder;
+use crate::net::{epoch_us, rtcp_bye, Net, Recv};
+
+pub const SSRC: u32 = 0x0005_ca1e;
+pub const PAYLOAD_TYPE: u8 = 96;
+const RATE_LOG_US: u64 = 100_000;
+
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub frames: u64,
+    pub rtp_packets: u64,
+    pub rtp_bytes: u64,
+    pub feedback_reports: u64,
+    pub queue_discarded: u64,
+    pub competing_bytes: u64,
+}
+
+struct Encoded {
+    index: u64,
+    au: Vec<u8>,
+    capture_us: u64,
+    kbps: u32,
+}
+
+fn spawn_encoder(
+    args: &Args,
+    source: Vec<u8>,
+    target_kbps: Arc<AtomicU32>,
+    tx: mpsc::UnboundedSender<Encoded>,
+) -> std::thread::JoinHandle<Result<()>> {
+    let (w, h, fps) = (args.width, args.height, args.fps);
+    let (key_int, preset, start) = (
+        args.key_int_frames,
+        args.x264_preset.clone(),
+        args.start_kbps,
+    );
+    let frame_bytes = args.frame_bytes();
+    let n_frames = (args.duration_s * fps as f64).round() as u64;
+    std::thread::spawn(move || {
+        let mut enc = Encoder::new(w, h, fps, start, key_int, &preset)?;
+        let n_src = (source.len() / frame_bytes) as u64;
+        let t0 = Instant::now();
+        for i in 0..n_frames {
+            let due = t0 + Duration::from_secs_f64(i as f64 / fps as f64);
+            if let Some(d) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(d);
+            }
+            let kbps = target_kbps.load(Ordering::Relaxed);
+            enc.set_kbps(kbps);
+            let off = (i % n_src) as usize * frame_bytes;
+            let capture_us = epoch_us();
+            let au = enc.encode(
+                &source[off..off + frame_bytes],
+                i * 1_000_000_000 / fps as u64,
+            )?;
+            if tx
+                .send(Encoded {
+                    index: i,
+                    au,
+                    capture_us,
+                    kbps,
+                })
+                .is_err()
+            {
+                break;
+            }
+        }
+        Ok(())
+    })
+}
+
+enum Ctl {
+    Scream(Box<Scream>),
+    Trivial(Trivial),
+    Fixed(f64),
+}
+
+impl Ctl {
+    fn target_bps(&self) -> f64 {
+        match self {
+            Ctl::Scream(s) => s.target_bitrate_bps(),
+            Ctl::Trivial(t) => t.target_bitrate_bps(),
+            Ctl::Fixed(b) => *b,
+        }
+    }
+}
+
+/// The extended sequence number of a reported 16-bit one, at or below the highest sent.
+fn ext_of(seq16: u16, highest: u64) -> Option<u64> {
+    let d = (highest as u16).wrapping_sub(seq16) as u64;
+    highest.checked_sub(d)
+}
+
+pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
+    let src = args.source.as_ref().ok_or_else(|| anyhow!("--source"))?;
+    let source = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
+    let dir = &args.log_dir;
+    let mut frames_log = Csv::create(
+        dir,
+        "frames_sent.csv",
+        "frame_index,rtp_ts,size_bytes,packets,target_kbps,capture_us",
+    )?;
+    let mut rate_log = Csv::create(
+        dir,
+        "rate.csv",
+        "time_us,target_bps,send_rate_bps,rtp_queue_pkts,scream_cwnd_bytes,scream_qdelay_us,\
+         quic_cwnd_bytes,rtt_us,quic_lost_packets",
+    )?;
+    let mut ctl = match args.rate {
+        RateCtl::Scream => Ctl::Scream(Box::new(Scream::new(ScreamConfig {
+            min_bitrate_bps: args.min_kbps as f64 * 1e3,
+            max_bitrate_bps: args.max_kbps as f64 * 1e3,
+            start_bitrate_bps: args.start_kbps as f64 * 1e3,
+        }))),
+        RateCtl::Trivial => Ctl::Trivial(Trivial::new(200_000)),
+        RateCtl::Fixed => Ctl::Fixed(args.start_kbps as f64 * 1e3),
+    };
+    let target_kbps = Arc::new(AtomicU32::new((ctl.target_bps() / 1e3) as u32));
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let encoder = spawn_encoder(args, source, target_kbps.clone(), tx);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let competing = match (&net, args.competing_stream) {
+        (Net::Quic(c), true) => Some(tokio::spawn(competing_stream(c.clone(), stop.clone()))),
+        _ => None,
+    };
+
+    let t0 = Instant::now();
+    let us = |i: Instant| i.saturating_duration_since(t0).as_micros() as u64;
+    let mut pk = Packetizer::new(SSRC, PAYLOAD_TYPE, args.mtu_bytes, 0);
+    let ts_step = 90_000 / args.fps as u64;
+    let mut next_seq: u64 = 0; // extended sequence number of the next packet
+    let mut queued: BTreeMap<u64, Vec<u8>> = BTreeMap::new(); // the RTP queue
+    let mut handed: VecDeque<(u64, Instant)> = VecDeque::new(); // for inferred feedback
+    let mut unwrap_rts = RtsUnwrapper::default();
+    let mut out = Outcome::default();
+    let mut encoder_done = false;
+    let mut done_at: Option<Instant> = None;
+    let mut next_log = 0u64;
+    let mut bytes_since_log = 0u64;
+    let mut wake = Instant::now();
+    let closed = loop {
+        tokio::select! {
+            e = rx.recv(), if !encoder_done => match e {
+                None => { encoder_done = true; done_at = Some(Instant::now()); }
+                Some(f) => {
+                    let now_us = us(Instant::now());
+                    let ts = (f.index * ts_step) as u32;
+                    let pkts = pk.packetize(&f.au, ts);
+                    frames_log.line(&format!("{},{ts},{},{},{},{}", f.index, f.au.len(),
+                        pkts.len(), f.kbps, f.capture_us))?;
+                    out.frames += 1;
+                    for p in pkts {
+                        if let Ctl::Scream(s) = &mut ctl { s.enqueue(now_us, next_seq, p.len()); }
+                        queued.insert(next_seq, p);
+                        next_seq += 1;
+                    }
+                }
+            },
+            r = net.recv() => match r {
+                Recv::Packet(p) if rtp::is_rtcp(&p) => {
+                    if let (Ok(fb), Ctl::Scream(s)) = (Ccfb::decode(&p, &mut unwrap_rts), &mut ctl) {
+                        out.feedback_reports += 1;
+                        if args.feedback == Feedback::Rtcp && next_seq > 0 {
+                            let reports: Vec<(u64, Option<u64>)> = fb.reports.iter()
+                                .filter_map(|r| ext_of(r.seq, next_seq - 1).map(|e| (e, r.arrival_us)))
+                                .collect();
+                            s.on_feedback(us(Instant::now()), &reports);
+                        }
+                    }
+                }
+                Recv::Packet(_) | Recv::Other => {}
+                Recv::Closed(why) => break Some(why),
+            },
+            _ = tokio::time::sleep_until(wake.into()) => {}
+        }
+        let now = Instant::now();
+        let now_us = us(now);
+        // feedback inferred from QUIC: ACKs and losses the tap saw
+        let events: Vec<TapEvent> = taps.lock().unwrap().drain(..).collect();
+        if let (Ctl::Scream(s), Feedback::Quic) = (&mut ctl, args.feedback) {
+            for e in events {
+                match e {
+                    TapEvent::Ack { now: at, sent } => {
+                        let rtt = at.saturating_duration_since(sent);
+                        let arrival = us(sent) + rtt.as_micros() as u64 / 2;
+                        let mut reports = Vec::new();
+                        while handed.front().is_some_and(|&(_, h)| h <= sent) {
+                            reports.push((handed.pop_front().unwrap().0, Some(arrival)));
+                        }
+                        if !reports.is_empty() {
+                            s.on_feedback(us(at), &reports);
+                        }
+                    }
+                    TapEvent::Loss { now: at } => s.on_loss(us(at)),
+                }
+            }
+        }
+        // the RTP queue drains as the controller (and quinn's buffer) allow
+        wake = now + Duration::from_millis(5);
+        loop {
+            let head_len = match &ctl {
+                Ctl::Scream(_) => args.mtu_bytes,
+                _ => queued.values().next().map_or(0, |p| p.len()),
+            };
+            if queued.is_empty() || !net.has_room(head_len) {
+                if !queued.is_empty() {
+                    wake = now + Duration::from_millis(1);
+                }
+                break;
+            }
+            let seq = match &mut ctl {
+                Ctl::Scream(s) => match s.poll_transmit(now_us) {
+                    Transmit::Send { seq, .. } => seq,
+                    Transmit::WaitUntil(t) => {
+                        wake = wake.min(t0 + Duration::from_micros(t));
+                        break;
+                    }
+                    Transmit::Blocked => break,
+                },
+                _ => *queued.keys().next().unwrap(),
+            };
+            let Some(p) = queued.remove(&seq) else {
+                continue;
+            };
+            net.send(&p).await?;
+            out.rtp_packets += 1;
+            out.rtp_bytes += p.len() as u64;
+            bytes_since_log += p.len() as u64;
+            if args.feedback == Feedback::Quic {
+                handed.push_back((seq, now));
+            }
+        }
+        if let Ctl::Scream(s) = &mut ctl {
+            let gone = s.take_discarded();
+            if gone > 0 {
+                out.queue_discarded += gone;
+                // SCReAM discarded its whole queue: the same packets leave this one
+                queued.clear();
+            }
+        }
+        let qlen = match &ctl {
+            Ctl::Scream(s) => s.queue_len(),
+            _ => queued.len(),
+        };
+        if let Ctl::Trivial(t) = &mut ctl {
+            t.on_queue(now_us, qlen);
+        }
+        target_kbps.store((ctl.target_bps() / 1e3).round() as u32, Ordering::Relaxed);
+        if now_us >= next_log {
+            let (qc, rtt, lost) = match &net {
+                Net::Quic(c) => {
+                    let st = c.stats();
+                    (
+                        st.path.cwnd,
+                        st.path.rtt.as_micros() as u64,
+                        st.path.lost_packets,
+                    )
+                }
+                Net::Udp { .. } => (0, 0, 0),
+            };
+            let (scw, sqd) = match &ctl {
+                Ctl::Scream(s) => (s.cwnd as u64, s.qdelay_us as u64),
+                _ => (0, 0),
+            };
+            let dt = (now_us + RATE_LOG_US).saturating_sub(next_log).max(1) as f64 / 1e6;
+            rate_log.line(&format!(
+                "{},{:.0},{:.0},{qlen},{scw},{sqd},{qc},{rtt},{lost}",
+                epoch_us(),
+                ctl.target_bps(),
+                bytes_since_log as f64 * 8.0 / dt
+            ))?;
+            bytes_since_log = 0;
+            next_log = now_us + RATE_LOG_US;
+        }
+        if let Some(d) = done_at {
+            if queued.is_empty() || d.elapsed().as_secs_f64() > args.drain_s {
+                break None;
+            }
+        }
+    };
+    stop.store(true, Ordering::Relaxed);
+    if let Some(c) = competing {
+        out.competing_bytes = c.await.unwrap_or(0);
+    }
+    if let Net::Udp { .. } = &net {
+        for _ in 0..3 {
+            net.send(&rtcp_bye(SSRC)).await?;
+        }
+    }
+    frames_log.flush()?;
+    rate_log.flush()?;
+    drop(rx);
+    encoder
+        .join()
+        .map_err(|_| anyhow!("the encoder thread panicked"))?
+        .context("encoder")?;
+    if let Some(why) = closed {
+        return Err(anyhow!("the receiver went away: {why}"));
+    }
+    Ok(out)
+}
+
+/// A unidirectional stream that sends as fast as QUIC lets it (the paper's competing bulk
+/// transfer); returns the bytes written.
+async fn competing_stream(c: quinn::Connection, stop: Arc<AtomicBool>) -> u64 {
+    let Ok(mut s) = c.open_uni().await else {
+        return 0;
+    };
+    let chunk = vec![0u8; 16 * 1024];
+    let mut n = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        match s.write(&chunk).await {
+            Ok(k) => n += k as u64,
+            Err(_) => break,
+        }
+    }
+    let _ = s.reset(quinn::VarInt::from_u32(0));
+    n
+}
