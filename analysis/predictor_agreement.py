@@ -1,12 +1,13 @@
-"""The predictor's agreement with real runs: a markdown table, one row per point and scheme.
+"""The predictor's agreement with real runs: a markdown table, two rows (real, predicted) per
+point and scheme, each cell the mean over runs with its 95 % bootstrap CI across runs.
 
-    python -m analysis.predictor_agreement VALIDATION_DIR [--rise-sim PATH] [--warmup-s 3]
+    python -m analysis.predictor_agreement VALIDATION_DIR [--rise-sim PATH] [--seeds 5]
 
 VALIDATION_DIR is what endpoints/rise-sim/validate.sh writes: `<point>/<scheme>/r<rep>/`, each
-a real run analysed by analysis.tables and analysis.metrics. For every point and scheme the
-valid real runs are averaged, and the predictor (`rise-sim`, same point, seeds 1..n with n the
-number of real runs, at least 2) is averaged the same way. MTP percentiles and the Guest's
-cwnd are taken after the warm-up (from the Guest's start_time_us in summary.json).
+a real run analysed by analysis.tables and analysis.metrics (its metrics.json), and beside it
+`r<rep>.loadavg`, the load average when the run started. Only runs the harness judged valid are
+used. The predictor (`rise-sim`, the same point and scheme) runs with seeds 1..--seeds. Every
+figure is the Guest's view after the warm-up (3 s, quick.yaml's `warmup_s`) unless named.
 """
 
 from __future__ import annotations
@@ -19,99 +20,132 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
-from analysis.logs import read_json
-from analysis.metrics import percentiles, read_metrics
-from analysis.tables import TABLES_DIR, load_tables
+from analysis.stats import bootstrap_ci
 
 # point name -> rise-sim arguments (the uplink change validate.sh applies to quick.yaml)
 POINTS: dict[str, list[str]] = {
     "quick": [],
     "quick-loss005": ["--loss-pct", "0.05"],
     "quick-q01": ["--queue-bdp", "0.1"],
+    "quick-pol25k": ["--policer-burst-bytes", "25000"],
 }
-# real scheme -> predictor scheme
-SCHEMES = {"nopri": "nopri-tail", "pri": "pri"}
+# real scheme -> predictor scheme (the same buffer: the channels' B, head drop without Pri)
+SCHEMES = {"nopri": "nopri", "pri": "pri"}
+# metric key -> column title
 COLUMNS = {
     "mtp_median_ms": "MTP p50 (ms)",
     "mtp_p99_ms": "MTP p99 (ms)",
-    "frames_displayed": "frames shown",
-    "cwnd_p50_kb": "Guest cwnd p50 (kB)",
-    "up_queue_drops": "uplink queue drops",
+    "stall_pct": "stall (% of run)",
+    "displayed_fps": "displayed fps",
+    "cwnd_guest_kb": "Guest cwnd p50 (kB)",
     "ack_evicted_guest": "Guest ACKs evicted",
-    "retx_rate_pct_guest": "Guest retx (%)",
+    "video_dropped_guest": "Guest video dropped at B",
+    "deadline_exp_host": "Host deadline expirations",
+    "lost_pkts_host": "Host packets lost",
+    "cwnd_host_kb": "Host cwnd p50 (kB)",
 }
+WARMUP_S = 3.0
+DURATION_S = 30.0
 
 
-def real_run(run_dir: Path, warmup_s: float, invalid_too: bool) -> dict[str, float] | None:
-    """The columns of one real run, None if it is missing or (unless `invalid_too`) invalid."""
-    m = read_metrics(run_dir)
-    if not m or "analysis_error" in m or not (m.get("valid") or invalid_too):
+def real_run(run_dir: Path) -> dict[str, float] | None:
+    """The columns of one real run from its metrics.json; None if missing, unanalysed or
+    judged invalid (e.g. CPU saturated)."""
+    path = run_dir / "metrics.json"
+    if not path.is_file():
+        return None
+    m = json.loads(path.read_text())
+    if not m.get("valid") or "metrics" not in m:
         return None
     met = m["metrics"]
-    start = (read_json(run_dir / "guest" / "summary.json") or {}).get("start_time_us")
-    if not isinstance(start, int | float):
-        return None
-    cut = start + warmup_s * 1e6
-    gf = pd.read_parquet(run_dir / TABLES_DIR / "guest_frames.parquet")
-    after = gf[gf["display_time_us"] >= cut]["mtp_ms"].to_numpy(np.float64)
-    p50, p99 = percentiles(after, (50, 99))
-    ps = load_tables(run_dir)["path_stats"]
-    g = ps[(ps["endpoint"] == "guest") & (ps["time_us"] >= cut)]["cwnd_bytes"]
     return {
-        "mtp_median_ms": p50,
-        "mtp_p99_ms": p99,
-        "frames_displayed": float(met["frames_displayed_guest"]),
-        "cwnd_p50_kb": float(g.median()) / 1000 if len(g) else float("nan"),
-        "up_queue_drops": float(met["linkem_drops_queue_up"]),
+        "mtp_median_ms": float(met["mtp_median_ms"]),
+        "mtp_p99_ms": float(met["mtp_p99_ms"]),
+        "stall_pct": float(met["stall_pct"]),
+        "displayed_fps": float(met["displayed_fps"]),
+        "cwnd_guest_kb": float(met["cwnd_median_bytes_guest"]) / 1000,
         "ack_evicted_guest": float(met["evicted_ack_guest"]),
-        "retx_rate_pct_guest": float(met["retx_rate_pct_guest"]),
+        "video_dropped_guest": float(met["dropped_ingress_video_guest"]),
+        "deadline_exp_host": float(met["deadline_expirations_host"]),
+        "lost_pkts_host": float(met["lost_packets_host"]),
+        "cwnd_host_kb": float(met["cwnd_median_bytes_host"]) / 1000,
     }
 
 
-def predicted(
-    rise_sim: Path, args: list[str], scheme: str, seed: int, warmup_s: float
-) -> dict[str, float]:
-    argv = [str(rise_sim), "--scheme", scheme, "--seed", str(seed), "--warmup-s", str(warmup_s)]
-    out = subprocess.run([*argv, *args], check=True, capture_output=True, text=True)
+def run_load(run_dir: Path) -> float | None:
+    """The 1-minute load average when the run started (validate.sh's `r<rep>.loadavg`)."""
+    f = run_dir.with_name(run_dir.name + ".loadavg")
+    try:
+        return float(f.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def predicted(rise_sim: Path, args: list[str], scheme: str, seed: int) -> dict[str, float]:
+    argv = [str(rise_sim), "--scheme", scheme, "--seed", str(seed)]
+    argv += ["--warmup-s", str(WARMUP_S), "--duration-s", str(DURATION_S), *args]
+    out = subprocess.run(argv, check=True, capture_output=True, text=True)
     m: dict[str, Any] = json.loads(out.stdout)["metrics"]
-    g, ge = m["guest"], m["guest_endpoint"]
+    g, ge, h = m["guest"], m["guest_endpoint"], m["host"]
+
+    def num(x: float | None) -> float:
+        return float("nan") if x is None else float(x)
+
     return {
-        "mtp_median_ms": g["mtp_median_ms"] if g["mtp_median_ms"] is not None else np.nan,
-        "mtp_p99_ms": g["mtp_p99_ms"] if g["mtp_p99_ms"] is not None else np.nan,
-        "frames_displayed": float(g["frames_displayed"]),
-        "cwnd_p50_kb": float(ge["cwnd_bytes_p50"]) / 1000,
-        "up_queue_drops": float(m["uplink"]["dropped_queue"]),
+        "mtp_median_ms": num(g["mtp_median_ms"]),
+        "mtp_p99_ms": num(g["mtp_p99_ms"]),
+        "stall_pct": 100 * float(g["stall_s"]) / (DURATION_S - WARMUP_S),
+        "displayed_fps": float(g["displayed_fps"]),
+        "cwnd_guest_kb": float(ge["cwnd_bytes_p50"]) / 1000,
         "ack_evicted_guest": float(ge["channels"]["ack"]["evicted"]),
-        "retx_rate_pct_guest": float(ge["retx_rate_pct"] or 0.0),
+        "video_dropped_guest": float(ge["channels"]["video"]["dropped_ingress"]),
+        "deadline_exp_host": float(h["deadline_expirations"]),
+        "lost_pkts_host": float(h["lost_packets"]),
+        "cwnd_host_kb": float(h["cwnd_bytes_p50"]) / 1000,
     }
 
 
-def _fmt(x: float) -> str:
-    return "–" if not np.isfinite(x) else (f"{x:.0f}" if abs(x) >= 10 else f"{x:.2g}")
+def _num(x: float) -> str:
+    if not np.isfinite(x):
+        return "–"
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
-def table(root: Path, rise_sim: Path, warmup_s: float, invalid_too: bool) -> str:
-    head = "| point | scheme | real runs | " + " | ".join(COLUMNS.values()) + " |"
-    lines = [head, "|" + "---|" * (3 + len(COLUMNS))]
+def cell(values: list[float]) -> str:
+    """Mean and 95 % bootstrap CI across runs: `m [lo, hi]`, or `m` for one run."""
+    mean, lo, hi, n = bootstrap_ci(values)
+    if n == 0:
+        return "–"
+    if n == 1 or lo == hi:
+        return _num(mean)
+    return f"{_num(mean)} [{_num(lo)}, {_num(hi)}]"
+
+
+def table(root: Path, rise_sim: Path, seeds: int) -> str:
+    head = "| point | scheme | source | runs | " + " | ".join(COLUMNS.values()) + " |"
+    lines = [head, "|" + "---|" * (4 + len(COLUMNS))]
+    loads: list[float] = []
     for point, args in POINTS.items():
         for real_scheme, sim_scheme in SCHEMES.items():
-            runs = sorted((root / point / real_scheme).glob("r*"))
-            got = [real_run(d, warmup_s, invalid_too) for d in runs]
-            real = [r for r in got if r is not None]
-            n = max(2, len(real))
-            sim = [predicted(rise_sim, args, sim_scheme, s, warmup_s) for s in range(1, n + 1)]
-            cells = []
-            for k in COLUMNS:
-                rv = np.nanmean([r[k] for r in real]) if real else np.nan
-                sv = np.nanmean([r[k] for r in sim])
-                cells.append(f"{_fmt(rv)} / {_fmt(sv)}")
-            lines.append(
-                f"| {point} | {real_scheme} | {len(real)} of {len(runs)} | "
-                + " | ".join(cells)
-                + " |"
-            )
+            runs = sorted((root / point / real_scheme).glob("r[0-9]*/"))
+            got = [(d, real_run(d)) for d in runs]
+            real = [r for _, r in got if r is not None]
+            loads += [x for d, r in got if r is not None and (x := run_load(d)) is not None]
+            sim = [predicted(rise_sim, args, sim_scheme, s) for s in range(1, seeds + 1)]
+            for source, rows, n in (
+                ("real", real, f"{len(real)} valid of {len(runs)}"),
+                ("predicted", sim, f"seeds 1–{seeds}"),
+            ):
+                cells = [cell([r[k] for r in rows]) for k in COLUMNS]
+                lines.append(
+                    f"| {point} | {real_scheme} | {source} | {n} | " + " | ".join(cells) + " |"
+                )
+    if loads:
+        lines.append(
+            f"\nload average at the real runs' start: {min(loads):.2f}–{max(loads):.2f}"
+            f" ({len(loads)} valid runs)"
+        )
     return "\n".join(lines)
 
 
@@ -119,12 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.predictor_agreement", description=__doc__)
     ap.add_argument("root", type=Path)
     ap.add_argument("--rise-sim", type=Path, default=Path("target/release/rise-sim"))
-    ap.add_argument("--warmup-s", type=float, default=3.0)
-    ap.add_argument(
-        "--include-invalid",
-        action="store_true",
-        help="also average runs the harness marked invalid (e.g. CPU saturated); say so",
-    )
+    ap.add_argument("--seeds", type=int, default=5, help="predictor runs per point and scheme")
     a = ap.parse_args(argv)
     if not a.root.is_dir():
         print(f"error: {a.root}: not a directory", file=sys.stderr)
@@ -133,10 +162,14 @@ def main(argv: list[str] | None = None) -> int:
         hint = "cargo build --release -p rise-sim"
         print(f"error: {a.rise_sim}: no rise-sim binary ({hint})", file=sys.stderr)
         return 2
-    print(table(a.root, a.rise_sim, a.warmup_s, a.include_invalid))
-    if a.include_invalid:
-        print("\nreal runs include runs marked invalid")
-    print("\ncells: real mean / predicted mean; MTP and cwnd after the warm-up")
+    if a.seeds < 1:
+        print(f"error: --seeds {a.seeds}: allowed >= 1", file=sys.stderr)
+        return 2
+    print(table(a.root, a.rise_sim, a.seeds))
+    print(
+        "\ncells: mean [95 % bootstrap CI across runs]; the Guest's view after the 3 s warm-up"
+        " unless named; the predictor runs each point with seeds 1..n"
+    )
     return 0
 
 

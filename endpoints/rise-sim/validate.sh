@@ -1,9 +1,12 @@
 #!/bin/sh
 # Real runs behind the predictor's agreement table (endpoints/README.md, "The predictor").
-# Derives three scenarios from scenarios/quick.yaml (as is; uplink iid loss 0.05 %; uplink queue
-# 0.1 BDP), runs w/ and w/o Pri REPS times each under the netns lock, analyses each run, and
-# `python -m analysis.predictor_agreement OUT_DIR` compares them with the predictor.
-# Usage (from the repo root): [REPS=2] sh endpoints/rise-sim/validate.sh [OUT_DIR]
+# Derives four scenarios from scenarios/quick.yaml (as is; uplink iid loss 0.05 %; uplink queue
+# 0.1 BDP; uplink policer at 70 Mbit/s with a 25 kB bucket instead of the shaper), runs w/ and
+# w/o Pri REPS times each (one rep of all of them is one batch under the netns lock, released
+# between batches), analyses
+# each run, and `python -m analysis.predictor_agreement OUT_DIR` compares them with the predictor.
+# The load average when each run started is kept beside it (`r<rep>.loadavg`).
+# Usage (from the repo root): [REPS=2] [POINTS='quick ...'] sh endpoints/rise-sim/validate.sh [OUT_DIR]
 set -eu
 OUT=${1:-/tmp/rise-sim-validation}
 REPS=${REPS:-2}
@@ -20,26 +23,37 @@ variants = {
     "quick": {},
     "quick-loss005": {"loss": {"model": "iid", "loss_pct": 0.05}},
     "quick-q01": {"queue": {"bdp_factor": 0.1}},
+    "quick-pol25k": {"policer": {"rate_mbps": 70, "burst_bytes": 25000}},
 }
 for name, up in variants.items():
     sc = yaml.safe_load(yaml.safe_dump(base))
     sc["name"] = name
+    if "policer" in up:  # a policer replaces the shaper's rate and has no queue
+        for key in ("rate_mbps", "queue"):
+            sc["link"]["uplink"].pop(key)
     sc["link"]["uplink"].update(up)
     (out / f"{name}.yaml").write_text(yaml.safe_dump(sc, sort_keys=False))
 PY
-# inside the lock: wait up to 60 s for a quiet machine (other jobs' CPU makes a run invalid)
-QUIET='for i in $(seq 12); do [ "$(cut -d. -f1 /proc/loadavg)" -lt 2 ] && break; sleep 5; done; cat /proc/loadavg; exec "$@"'
-for rep in $(seq 1 "$REPS"); do
-  for name in quick quick-loss005 quick-q01; do
-    for scheme in nopri pri; do
-      dir="$OUT/$name/$scheme/r$rep"
-      # a valid run is kept; an invalid one (e.g. CPU saturated by other jobs) is redone
-      grep -qs '"valid": true' "$dir/metrics.json" && continue
-      rm -rf "$dir"
-      flock /tmp/priolab-netns.lock sh -c "$QUIET" quiet .venv/bin/priolab run-one \
-        "$OUT/scenarios/$name.yaml" --setting FB-4K-Low --scheme "$scheme" --speed moderate \
-        --rep "$rep" --out "$dir" || true
-      .venv/bin/python -m analysis.tables "$dir" && .venv/bin/python -m analysis.metrics "$dir" || true
-    done
+if [ -z "${BATCH_REP:-}" ]; then
+  # one rep of every point and scheme is one batch under the netns lock, released between batches
+  for rep in $(seq 1 "$REPS"); do
+    flock /tmp/priolab-netns.lock env BATCH_REP="$rep" sh "$0" "$OUT"
+  done
+  exit 0
+fi
+rep=$BATCH_REP
+for name in ${POINTS:-quick quick-loss005 quick-q01 quick-pol25k}; do
+  for scheme in nopri pri; do
+    dir="$OUT/$name/$scheme/r$rep"
+    # a valid run is kept; an invalid one (e.g. CPU saturated by other jobs) is redone
+    grep -qs '"valid": true' "$dir/metrics.json" && continue
+    rm -rf "$dir"
+    mkdir -p "$(dirname "$dir")"
+    # wait up to 60 s for a quiet machine (other jobs' CPU makes a run invalid); keep the load
+    for _ in $(seq 12); do [ "$(cut -d. -f1 /proc/loadavg)" -lt 2 ] && break; sleep 5; done
+    tee "$dir.loadavg" < /proc/loadavg
+    .venv/bin/priolab run-one "$OUT/scenarios/$name.yaml" --setting FB-4K-Low --scheme "$scheme" \
+      --speed moderate --rep "$rep" --out "$dir" || true
+    .venv/bin/python -m analysis.tables "$dir" && .venv/bin/python -m analysis.metrics "$dir" || true
   done
 done

@@ -8,9 +8,10 @@ use rise_sim::scenario::{setting, Loss, Params, Scheme, SETTINGS};
 use serde_json::json;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: rise-sim [--setting FB-4K-Low|FB-4K-High|5G-FHD-Low] [--scheme pri|nopri-tail|nopri-head|pri-u|pri-d]
+const USAGE: &str = "usage: rise-sim [--setting FB-4K-Low|FB-4K-High|5G-FHD-Low] [--scheme pri|nopri|nopri-tail|nopri-head|pri-u|pri-d]
        [--cc cubic|newreno] [--duration-s 30] [--seed 1] [--warmup-s 3]
        [--loss-pct P] [--ge-burst-pkts N] (uplink loss, iid unless a burst length is given)
+       [--down-loss-pct P] [--down-ge-burst-pkts N] (downlink loss, e.g. packets lost at the Guest's socket)
        [--queue-bdp F] [--queue-drop tail|head] [--policer-burst-bytes N] (uplink)
        [--buffer-bytes B] [--keyframe-factor K] [--speed-deg-s S]
        [--grid] [--loss-list a,b,..] [--queue-list a,b,..] [--schemes a,b,..] [--reps N]";
@@ -45,6 +46,8 @@ fn parse(args: &[String]) -> Result<(Params, Option<Grid>, Option<f64>), String>
     let mut reps = 1;
     let mut loss_pct = 0.0;
     let mut burst = None;
+    let mut down_loss_pct = 0.0;
+    let mut down_burst = None;
     let mut i = 0;
     while i < args.len() {
         let key = args[i].as_str();
@@ -82,6 +85,8 @@ fn parse(args: &[String]) -> Result<(Params, Option<Grid>, Option<f64>), String>
             "--warmup-s" => p.warmup_s = num(key, v)?,
             "--loss-pct" => loss_pct = num(key, v)?,
             "--ge-burst-pkts" => burst = Some(num::<f64>(key, v)?),
+            "--down-loss-pct" => down_loss_pct = num(key, v)?,
+            "--down-ge-burst-pkts" => down_burst = Some(num::<f64>(key, v)?),
             "--queue-bdp" => p.up_queue_bdp = num(key, v)?,
             "--queue-drop" => {
                 p.up_queue_drop_head = match v {
@@ -108,8 +113,10 @@ fn parse(args: &[String]) -> Result<(Params, Option<Grid>, Option<f64>), String>
         }
         i += 2;
     }
-    if !(0.0..100.0).contains(&loss_pct) {
-        return Err(format!("--loss-pct {loss_pct}: allowed 0 <= p < 100"));
+    for (key, pct) in [("--loss-pct", loss_pct), ("--down-loss-pct", down_loss_pct)] {
+        if !(0.0..100.0).contains(&pct) {
+            return Err(format!("{key} {pct}: allowed 0 <= p < 100"));
+        }
     }
     if p.duration_s <= p.warmup_s || p.warmup_s < 0.0 {
         return Err("--duration-s must exceed --warmup-s >= 0".into());
@@ -120,10 +127,16 @@ fn parse(args: &[String]) -> Result<(Params, Option<Grid>, Option<f64>), String>
     if !(1.0..=9.0).contains(&p.keyframe_factor) {
         return Err("--keyframe-factor: allowed 1..=9".into());
     }
-    if burst.is_some_and(|b| b.is_nan() || b < 1.0) {
-        return Err("--ge-burst-pkts: allowed >= 1".into());
+    for (key, b) in [
+        ("--ge-burst-pkts", burst),
+        ("--down-ge-burst-pkts", down_burst),
+    ] {
+        if b.is_some_and(|b| b.is_nan() || b < 1.0) {
+            return Err(format!("{key}: allowed >= 1"));
+        }
     }
     p.up_loss = Loss::from_pct(loss_pct, burst);
+    p.down_loss = Loss::from_pct(down_loss_pct, down_burst);
     if is_grid {
         grid = Some(Grid {
             loss: loss_list.unwrap_or_else(|| vec![0.0, 0.02, 0.05, 0.1, 0.2, 0.5]),
@@ -140,11 +153,13 @@ fn one(p: &Params) -> serde_json::Value {
     let mut run = Run::new(p.run_config());
     run.run();
     let m = summarize(&run, p.warmup_s);
-    let (loss_model, loss_pct, burst) = match p.up_loss {
+    let describe = |loss: &Loss| match *loss {
         Loss::None => ("none", 0.0, None),
         Loss::Iid { pct } => ("iid", pct, None),
         Loss::GeMean { pct, burst_pkts } => ("gilbert_elliott_mean", pct, Some(burst_pkts)),
     };
+    let (loss_model, loss_pct, burst) = describe(&p.up_loss);
+    let (down_model, down_pct, down_burst) = describe(&p.down_loss);
     json!({
         "setting": p.setting.name,
         "scheme": p.scheme.as_str(),
@@ -154,6 +169,9 @@ fn one(p: &Params) -> serde_json::Value {
         "up_loss_model": loss_model,
         "up_loss_pct": loss_pct,
         "up_ge_burst_pkts": burst,
+        "down_loss_model": down_model,
+        "down_loss_pct": down_pct,
+        "down_ge_burst_pkts": down_burst,
         "up_queue_bdp": p.up_queue_bdp,
         "up_queue_drop": if p.up_queue_drop_head { "head" } else { "tail" },
         "up_policer_burst_bytes": p.up_policer_burst_bytes,

@@ -53,6 +53,10 @@ pub fn setting(name: &str) -> Option<Setting> {
 pub enum Scheme {
     /// Both ends: tracking > video > ACK.
     Pri,
+    /// Neither: one FIFO with head drop at B in the channels, feeding quinn's small buffer
+    /// (the rise binary's `--prio off`, its default `--fifo-drop head`: what priolab's real
+    /// `nopri` runs).
+    NoPri,
     /// Neither: one FIFO with tail drop at B in the channels (the rise binary's
     /// `--prio off --fifo-drop tail`).
     NoPriTail,
@@ -66,8 +70,9 @@ pub enum Scheme {
 }
 
 impl Scheme {
-    pub const ALL: [Scheme; 5] = [
+    pub const ALL: [Scheme; 6] = [
         Scheme::Pri,
+        Scheme::NoPri,
         Scheme::NoPriTail,
         Scheme::NoPriHead,
         Scheme::PriU,
@@ -77,6 +82,7 @@ impl Scheme {
     pub fn as_str(self) -> &'static str {
         match self {
             Scheme::Pri => "pri",
+            Scheme::NoPri => "nopri",
             Scheme::NoPriTail => "nopri-tail",
             Scheme::NoPriHead => "nopri-head",
             Scheme::PriU => "pri-u",
@@ -91,7 +97,7 @@ impl Scheme {
     fn prio(self, role: Role) -> bool {
         match self {
             Scheme::Pri => true,
-            Scheme::NoPriTail | Scheme::NoPriHead => false,
+            Scheme::NoPri | Scheme::NoPriTail | Scheme::NoPriHead => false,
             Scheme::PriU => role == Role::Guest,
             Scheme::PriD => role == Role::Host,
         }

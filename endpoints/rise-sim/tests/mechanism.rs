@@ -70,3 +70,54 @@ fn random_uplink_loss_makes_fifo_wait_and_priority_not() {
     assert!(f(&nopri, &["guest_endpoint", "window_limited_frac"]) > 0.5);
     assert!(f(&nopri, &["guest_endpoint", "b_occupancy_bytes_p50"]) > 100_000.0);
 }
+
+#[test]
+fn nopri_is_the_channels_fifo_with_head_drop() {
+    // the rise binary's `--prio off` default: B's oldest datagrams go first (evicted), where
+    // the tail-drop variant refuses the new one (dropped at ingress, nothing evicted)
+    let head = run(&params(Scheme::NoPri, 0.05));
+    let tail = run(&params(Scheme::NoPriTail, 0.05));
+    let evicted = |m: &Value| {
+        ["video", "ack"]
+            .iter()
+            .map(|c| f(m, &["guest_endpoint", "channels", c, "evicted"]))
+            .sum::<f64>()
+    };
+    assert!(evicted(&head) > 1000.0, "{}", evicted(&head));
+    assert_eq!(evicted(&tail), 0.0);
+    // both hand datagrams to quinn's small buffer, none is dropped inside quinn
+    assert_eq!(
+        f(
+            &head,
+            &["guest_endpoint", "channels", "video", "dropped_in_quinn"]
+        ),
+        0.0
+    );
+}
+
+#[test]
+fn downlink_loss_with_evicted_acks_makes_pri_stall() {
+    // issue 10: the real w/ Pri runs lose Host packets on a loss-free downlink (at the Guest's
+    // socket) and stall until the Host's next deadline key frame, because the Guest evicts
+    // the ACKs that would make the Host retransmit. The same losses here do the same.
+    let mut p = params(Scheme::Pri, 0.1);
+    let clean = run(&p);
+    p.down_loss = Loss::GeMean {
+        pct: 0.2,
+        burst_pkts: 50.0,
+    };
+    let lossy = run(&p);
+    assert_eq!(f(&clean, &["host", "lost_packets"]), 0.0);
+    assert_eq!(f(&clean, &["guest", "stall_s"]), 0.0);
+    assert!(f(&lossy, &["host", "lost_packets"]) > 0.0);
+    // the Host's controller backs off on those losses: its window shrinks
+    assert!(f(&lossy, &["host", "congestion_events"]) > 0.0);
+    assert!(f(&lossy, &["host", "cwnd_bytes_p50"]) < 0.8 * f(&clean, &["host", "cwnd_bytes_p50"]));
+    // most ACKs are evicted at the Guest, so a lost fragment waits for the deadline's key frame
+    assert!(f(&lossy, &["guest_endpoint", "channels", "ack", "evicted"]) > 10_000.0);
+    assert!(
+        f(&lossy, &["guest", "stall_s"]) >= 1.0,
+        "{}",
+        f(&lossy, &["guest", "stall_s"])
+    );
+}
