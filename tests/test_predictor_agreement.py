@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import stat
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from analysis.predictor_agreement import COLUMNS, POINTS, cell, main, real_run
+from analysis.predictor_agreement import COLUMNS, Unsupported, cell, label, main, sim_point
 
 METRICS = {
     "mtp_median_ms": 40.0,
@@ -23,19 +25,96 @@ METRICS = {
     "lost_packets_host": 379.0,
     "cwnd_median_bytes_host": 700_000.0,
 }
+QUEUE = {"limit_bytes": None, "limit_packets": None, "bdp_factor": 1.0, "drop": "tail"}
+DIRECTION = {"trace": None, "unlimited": False, "delay_ms": 10.5, "jitter_ms": 0.0, "policer": None}
+RUN: dict[str, Any] = {
+    "scenario": "quick",
+    "setting": "FB-4K-Low",
+    "duration_s": 30.0,
+    "link": {
+        "uplink": {**DIRECTION, "rate_mbps": 70.0, "loss": {"model": "none"}, "queue": QUEUE},
+        "downlink": {**DIRECTION, "rate_mbps": 1000.0, "loss": {"model": "none"}, "queue": QUEUE},
+    },
+    "workload": {
+        "kind": "rise",
+        "video_bitrate_mbps": 30.0,
+        "fps": 30.0,
+        "keyframe_factor": 9.0,
+        "frame_trace": None,
+        "tracking_trace": None,
+        "tracking_speed_deg_s": 40.0,
+        "prio_guest": True,
+        "prio_host": True,
+        "buffer_bytes": 1048576,
+        "fifo_drop": "head",
+        "processing_delay_ms": 0.0,
+        "warmup_s": 3.0,
+        "cc": "cubic",
+    },
+}
+TAIL = ("--speed-deg-s", "40", "--duration-s", "30", "--warmup-s", "3")
 
 
-def _run(root: Path, point: str, scheme: str, rep: int, valid: bool, mtp: float) -> None:
-    d = root / point / scheme / f"r{rep}"
+def _run_record(uplink: dict[str, Any] | None = None, **workload: Any) -> dict[str, Any]:
+    r = copy.deepcopy(RUN)
+    r["link"]["uplink"].update(uplink or {})
+    r["workload"].update(workload)
+    return r
+
+
+def test_the_point_comes_from_the_runs_own_record() -> None:
+    assert sim_point(_run_record()) == ("pri", TAIL)
+    loss = {"loss": {"model": "iid", "loss_pct": 0.05}}
+    assert sim_point(_run_record(loss, prio_guest=False, prio_host=False)) == (
+        "nopri",
+        ("--loss-pct", "0.05", *TAIL),
+    )
+    ge = {"loss": {"model": "gilbert_elliott_mean", "loss_pct": 0.05, "burst_pkts": 3.0}}
+    assert sim_point(_run_record(ge, prio_host=False))[1][:4] == (
+        "--loss-pct",
+        "0.05",
+        "--ge-burst-pkts",
+        "3",
+    )
+    assert sim_point(_run_record(prio_host=False))[0] == "pri-u"
+    tail = _run_record(prio_guest=False, prio_host=False, fifo_drop="tail")
+    assert sim_point(tail)[0] == "nopri-tail"
+    q = sim_point(_run_record({"queue": {**QUEUE, "bdp_factor": 0.1}}))[1]
+    assert q[:2] == ("--queue-bdp", "0.1") and label(q) == "queue 0.1 BDP"
+    pol = {"rate_mbps": None, "queue": None, "policer": {"rate_mbps": 70.0, "burst_bytes": 25000}}
+    p = sim_point(_run_record(pol))[1]
+    assert p[:2] == ("--policer-burst-bytes", "25000") and label(p) == "policer 25 kB"
+
+
+@pytest.mark.parametrize(
+    ("uplink", "workload", "why"),
+    [
+        ({"rate_mbps": 20.0}, {}, "uplink rate"),
+        ({"trace": "x.csv"}, {}, "trace"),
+        ({"loss": {"model": "gilbert_elliott", "p": 0.1}}, {}, "loss model"),
+        ({}, {"cc": "bbr"}, "cc"),
+        ({}, {"video_bitrate_mbps": 40.0}, "video"),
+    ],
+)
+def test_points_the_predictor_cannot_express_are_refused(
+    uplink: dict[str, Any], workload: dict[str, Any], why: str
+) -> None:
+    with pytest.raises(Unsupported, match=why):
+        sim_point(_run_record(uplink, **workload))
+
+
+def _write(root: Path, name: str, record: dict[str, Any], valid: bool, mtp: float) -> None:
+    d = root / name
     d.mkdir(parents=True)
-    m = {"valid": valid, "metrics": {**METRICS, "mtp_median_ms": mtp}}
+    m = {"run": record, "valid": valid, "metrics": {**METRICS, "mtp_median_ms": mtp}}
     (d / "metrics.json").write_text(json.dumps(m))
-    (root / point / scheme / f"r{rep}.loadavg").write_text(f"0.{rep}5 0.50 0.40 1/100 99\n")
+    (root / f"{name}.loadavg").write_text("0.25 0.50 0.40 1/100 99\n")
 
 
 def _fake_sim(tmp_path: Path) -> Path:
     """A rise-sim stand-in: the seed as the median MTP, so the table's mean is predictable."""
-    out = {
+    metrics = {
+        "warmup_s": 3.0,
         "guest": {"mtp_median_ms": "SEED", "mtp_p99_ms": None, "stall_s": 2.7, "displayed_fps": 30},
         "guest_endpoint": {
             "cwnd_bytes_p50": 75_000,
@@ -43,7 +122,7 @@ def _fake_sim(tmp_path: Path) -> Path:
         },
         "host": {"deadline_expirations": 20, "lost_packets": 0, "cwnd_bytes_p50": 1.3e6},
     }
-    src = json.dumps({"metrics": out}).replace('"SEED"', "%s")
+    src = json.dumps({"duration_s": 30.0, "metrics": metrics}).replace('"SEED"', "%s")
     p = tmp_path / "rise-sim"
     p.write_text(
         f"#!{sys.executable}\nimport sys\na = sys.argv\nprint({src!r} % a[a.index('--seed') + 1])\n"
@@ -52,41 +131,42 @@ def _fake_sim(tmp_path: Path) -> Path:
     return p
 
 
-def test_invalid_and_missing_runs_are_left_out(tmp_path: Path) -> None:
-    _run(tmp_path, "quick", "pri", 1, True, 40.0)
-    _run(tmp_path, "quick", "pri", 2, False, 900.0)
-    assert real_run(tmp_path / "quick" / "pri" / "r1") is not None
-    assert real_run(tmp_path / "quick" / "pri" / "r2") is None  # judged invalid
-    assert real_run(tmp_path / "quick" / "pri" / "r3") is None  # never ran
+def test_runs_of_one_point_pool_across_scenarios_and_invalid_ones_are_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    loss = {"loss": {"model": "iid", "loss_pct": 0.05}}
+    a, b = tmp_path / "validation", tmp_path / "map"
+    _write(a, "r1", _run_record(loss), True, 40.0)
+    _write(a, "r2", _run_record(loss), False, 900.0)  # judged invalid: not averaged in
+    other = _run_record(loss)
+    other["scenario"], other["setting"] = "map", "L0.05-Q1"
+    _write(b, "r1", other, True, 44.0)
+    _write(b, "r9", _run_record({"rate_mbps": 20.0}), True, 30.0)
+    sim = _fake_sim(tmp_path)
+    assert main([str(a), str(b), "--rise-sim", str(sim), "--seeds", "3"]) == 0
+    out = capsys.readouterr().out
+    rows = [r.split("|")[1:-1] for r in out.splitlines() if r.startswith("| queue")]
+    assert len(rows) == 2
+    real, pred = ([c.strip() for c in r] for r in rows)
+    assert real[:4] == [
+        "queue 1 BDP, loss 0.05 % iid",
+        "pri",
+        "real",
+        "2 valid of 3, load 0.25–0.25",
+    ]
+    assert real[4] == "42 [40, 44]"
+    assert len(pred) == 4 + len(COLUMNS)
+    assert pred[4].startswith("2 [")  # seeds 1..3 -> mean 2
+    assert pred[5] == "–"  # no p99 from the predictor: shown as missing, not 0
+    assert pred[6] == "10"  # 2.7 s of 27 s after the warm-up
+    assert "map/L0.05-Q1, quick/FB-4K-Low" in out
+    assert "skipped" in out and "uplink rate 20.0" in out
 
 
 def test_cell_is_mean_with_bootstrap_ci() -> None:
     assert cell([]) == "–"
     assert cell([40.0]) == "40"
     assert cell([30.0, 50.0]) == "40 [30, 50]"
-
-
-def test_table_has_real_and_predicted_rows_per_point_and_scheme(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    _run(tmp_path, "quick-loss005", "pri", 1, True, 40.0)
-    _run(tmp_path, "quick-loss005", "pri", 2, True, 44.0)
-    _run(tmp_path, "quick-loss005", "pri", 3, False, 900.0)
-    assert main([str(tmp_path), "--rise-sim", str(_fake_sim(tmp_path)), "--seeds", "3"]) == 0
-    out = capsys.readouterr().out
-    rows = [r for r in out.splitlines() if r.startswith("| quick")]
-    assert len(rows) == len(POINTS) * 2 * 2
-    real = next(r for r in rows if r.startswith("| quick-loss005 | pri | real"))
-    cells = [c.strip() for c in real.split("|")[1:-1]]
-    assert cells[3] == "2 valid of 3"
-    assert cells[4] == "42 [40, 44]"  # the invalid run's 900 ms is not averaged in
-    pred = next(r for r in rows if r.startswith("| quick-loss005 | pri | predicted"))
-    pcells = [c.strip() for c in pred.split("|")[1:-1]]
-    assert len(pcells) == 4 + len(COLUMNS)
-    assert pcells[4].startswith("2 [")  # seeds 1..3 -> mean 2
-    assert pcells[5] == "–"  # no p99 from the predictor: shown as missing, not 0
-    assert pcells[6] == "10"  # 2.7 s of 27 s after the warm-up
-    assert "load average at the real runs' start: 0.15–0.25 (2 valid runs)" in out
 
 
 def test_missing_binary_is_a_clear_error(
