@@ -11,7 +11,9 @@ count. The predictor (`rise-sim`) runs each point and scheme with seeds 1..--see
 point the predictor cannot express (not FB/4K/Low's rates and delays, a trace, jitter, downlink
 loss, a loss model other than iid or mean-burst Gilbert) is listed as skipped, with the reason.
 Figures are the Guest's view after the run's warm-up unless named; `runload` is the 1-minute
-load average when the run started (validate.sh's `r<rep>.loadavg`), where recorded.
+load average when the run started (validate.sh's `r<rep>.loadavg`), where recorded; "Guest
+socket drops" are the kernel's UDP RcvbufErrors in the Guest's namespace during the run
+(validate.sh's `r<rep>.udp`; the predictor has no socket, so "–").
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ COLUMNS = {
     "video_dropped_guest": "Guest video dropped at B",
     "deadline_exp_host": "Host deadline expirations",
     "lost_pkts_host": "Host packets lost",
+    "rcvbuf_drops_guest": "Guest socket drops",
     "cwnd_host_kb": "Host cwnd p50 (kB)",
 }
 # what the predictor models (endpoints/rise-sim/src/scenario.rs, FB-4K-Low)
@@ -150,6 +153,28 @@ def real_metrics(met: dict[str, Any]) -> dict[str, float]:
     }
 
 
+# /proc/net/snmp's Udp values: InDatagrams NoPorts InErrors OutDatagrams RcvbufErrors ...
+RCVBUF_ERRORS_FIELD = 4
+
+
+def rcvbuf_drops(run_dir: Path, role: str = "guest") -> float:
+    """The role's last sampled UDP RcvbufErrors (validate.sh's `r<rep>.udp`), NaN if none."""
+    f = run_dir.with_name(run_dir.name + ".udp")
+    last = float("nan")
+    try:
+        lines = f.read_text().splitlines()
+    except OSError:
+        return last
+    for line in lines:
+        parts = line.split()
+        if len(parts) > RCVBUF_ERRORS_FIELD + 2 and parts[0] == role and parts[1] == "Udp:":
+            try:
+                last = float(parts[2 + RCVBUF_ERRORS_FIELD])
+            except ValueError:
+                continue
+    return last
+
+
 def run_load(run_dir: Path) -> float | None:
     """The 1-minute load average when the run started (validate.sh's `r<rep>.loadavg`)."""
     f = run_dir.with_name(run_dir.name + ".loadavg")
@@ -181,6 +206,7 @@ def predicted(rise_sim: Path, args: tuple[str, ...], scheme: str, seed: int) -> 
         "video_dropped_guest": float(ge["channels"]["video"]["dropped_ingress"]),
         "deadline_exp_host": float(h["deadline_expirations"]),
         "lost_pkts_host": float(h["lost_packets"]),
+        "rcvbuf_drops_guest": float("nan"),
         "cwnd_host_kb": float(h["cwnd_bytes_p50"]) / 1000,
     }
 
@@ -228,7 +254,9 @@ def collect(roots: list[Path]) -> tuple[dict[tuple[tuple[str, ...], str], Group]
             if not doc.get("valid") or "metrics" not in doc:
                 grp.invalid += 1
                 continue
-            grp.valid.append(real_metrics(doc["metrics"]))
+            grp.valid.append(
+                {**real_metrics(doc["metrics"]), "rcvbuf_drops_guest": rcvbuf_drops(path.parent)}
+            )
             if (load := run_load(path.parent)) is not None:
                 grp.loads.append(load)
     return groups, skipped

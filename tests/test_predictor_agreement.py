@@ -137,6 +137,10 @@ def test_runs_of_one_point_pool_across_scenarios_and_invalid_ones_are_left_out(
     loss = {"loss": {"model": "iid", "loss_pct": 0.05}}
     a, b = tmp_path / "validation", tmp_path / "map"
     _write(a, "r1", _run_record(loss), True, 40.0)
+    (a / "r1.udp").write_text(  # the Guest's kernel counters during the run: the last line counts
+        "guest Udp: 10 0 0 5 1 0 0 0 0\nhost Udp: 9 0 0 9 7 0 0 0 0\n"
+        "guest Udp: 900 0 238 800 238 0 0 0 0\n"
+    )
     _write(a, "r2", _run_record(loss), False, 900.0)  # judged invalid: not averaged in
     other = _run_record(loss)
     other["scenario"], other["setting"] = "map", "L0.05-Q1"
@@ -159,6 +163,9 @@ def test_runs_of_one_point_pool_across_scenarios_and_invalid_ones_are_left_out(
     assert pred[4].startswith("2 [")  # seeds 1..3 -> mean 2
     assert pred[5] == "–"  # no p99 from the predictor: shown as missing, not 0
     assert pred[6] == "10"  # 2.7 s of 27 s after the warm-up
+    socket = list(COLUMNS).index("rcvbuf_drops_guest") + 4
+    assert real[socket] == "238"  # one run has the counters: its value, not a mean with 0
+    assert pred[socket] == "–"  # the predictor has no socket
     assert "map/L0.05-Q1, quick/FB-4K-Low" in out
     assert "skipped" in out and "uplink rate 20.0" in out
 

@@ -5,7 +5,8 @@
 # w/o Pri REPS times each (one rep of all of them is one batch under the netns lock, released
 # between batches), analyses
 # each run, and `python -m analysis.predictor_agreement OUT_DIR` compares them with the predictor.
-# The load average when each run started is kept beside it (`r<rep>.loadavg`).
+# The load average when each run started is kept beside it (`r<rep>.loadavg`), and the
+# endpoints' UDP counters during it (`r<rep>.udp`, the last line per role is the latest).
 # Usage (from the repo root): [REPS=2] [POINTS='quick ...'] sh endpoints/rise-sim/validate.sh [OUT_DIR]
 set -eu
 OUT=${1:-/tmp/rise-sim-validation}
@@ -42,6 +43,19 @@ if [ -z "${BATCH_REP:-}" ]; then
   exit 0
 fi
 rep=$BATCH_REP
+# The endpoints' UDP counters while a run lasts (read-only, from each rise process's
+# /proc/PID/net/snmp, i.e. its namespace's): `role Udp: <values>` every 0.5 s. RcvbufErrors are
+# packets the kernel dropped because the endpoint's socket buffer was full (not the link).
+udp_sampler() {
+  while :; do
+    for pid in $(pgrep -f "rise --role (guest|host)"); do
+      role=$(tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | sed -n 's/.*--role \([a-z]*\).*/\1/p')
+      line=$(grep '^Udp:' "/proc/$pid/net/snmp" 2>/dev/null | tail -1)
+      [ -n "$role" ] && [ -n "$line" ] && echo "$role $line"
+    done
+    sleep 0.5
+  done
+}
 for name in ${POINTS:-quick quick-loss005 quick-q01 quick-pol25k}; do
   for scheme in nopri pri; do
     dir="$OUT/$name/$scheme/r$rep"
@@ -52,8 +66,11 @@ for name in ${POINTS:-quick quick-loss005 quick-q01 quick-pol25k}; do
     # wait up to 60 s for a quiet machine (other jobs' CPU makes a run invalid); keep the load
     for _ in $(seq 12); do [ "$(cut -d. -f1 /proc/loadavg)" -lt 2 ] && break; sleep 5; done
     tee "$dir.loadavg" < /proc/loadavg
+    udp_sampler > "$dir.udp" &
+    sampler=$!
     .venv/bin/priolab run-one "$OUT/scenarios/$name.yaml" --setting FB-4K-Low --scheme "$scheme" \
       --speed moderate --rep "$rep" --out "$dir" || true
+    kill "$sampler"
     .venv/bin/python -m analysis.tables "$dir" && .venv/bin/python -m analysis.metrics "$dir" || true
   done
 done
