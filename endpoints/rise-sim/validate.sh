@@ -46,6 +46,15 @@ rep=$BATCH_REP
 # The endpoints' UDP counters while a run lasts (read-only, from each rise process's
 # /proc/PID/net/snmp, i.e. its namespace's): `role Udp: <values>` every 0.5 s. RcvbufErrors are
 # packets the kernel dropped because the endpoint's socket buffer was full (not the link).
+# CPU idle over the next 3 s, % of all cores (from /proc/stat)
+idle_pct() {
+  a=$(head -1 /proc/stat)
+  sleep 3
+  b=$(head -1 /proc/stat)
+  echo "$a
+$b" | awk '{idle[NR] = $5 + $6; tot[NR] = 0; for (i = 2; i <= NF; i++) tot[NR] += $i}
+    END {d = tot[2] - tot[1]; print (d > 0 ? int(100 * (idle[2] - idle[1]) / d) : 0)}'
+}
 udp_sampler() {
   while :; do
     for pid in $(pgrep -f "rise --role (guest|host)"); do
@@ -63,8 +72,12 @@ for name in ${POINTS:-quick quick-loss005 quick-q01 quick-pol25k}; do
     grep -qs '"valid": true' "$dir/metrics.json" && continue
     rm -rf "$dir"
     mkdir -p "$(dirname "$dir")"
-    # wait up to 60 s for a quiet machine (other jobs' CPU makes a run invalid); keep the load
-    for _ in $(seq 12); do [ "$(cut -d. -f1 /proc/loadavg)" -lt 2 ] && break; sleep 5; done
+    # wait up to 3 min for a quiet machine (other jobs' CPU makes a run invalid): ≥ 70 % of the
+    # CPU idle over 3 s and a load average below 2; keep the load at the start
+    for _ in $(seq 45); do
+      [ "$(idle_pct)" -ge 70 ] && [ "$(cut -d. -f1 /proc/loadavg)" -lt 2 ] && break
+      sleep 1
+    done
     tee "$dir.loadavg" < /proc/loadavg
     udp_sampler > "$dir.udp" &
     sampler=$!
