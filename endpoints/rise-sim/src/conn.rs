@@ -174,6 +174,9 @@ pub struct Conn {
     app_limited: bool,
     pacing_at: Option<u64>,
     pub blocked: Blocked,
+    /// The endpoint does not refill quinn's buffer before this time (its one thread is still
+    /// handling received datagrams, which `rise`'s loop serves first); 0: never held.
+    pub feed_hold_until_ns: u64,
     // receiving
     ranges: Vec<(u64, u64)>,
     largest_recv: Option<(u64, u64)>,
@@ -218,6 +221,7 @@ impl Conn {
             app_limited: false,
             pacing_at: None,
             blocked: Blocked::None,
+            feed_hold_until_ns: 0,
             ranges: Vec::new(),
             largest_recv: None,
             ack_eliciting_since: 0,
@@ -322,7 +326,9 @@ impl Conn {
 
     /// quinn's `poll_transmit` with segmentation offload off: at most one packet.
     pub fn poll_transmit(&mut self, now_ns: u64, core: &mut Endpoint) -> Option<Packet> {
-        self.feed(now_ns / 1000 + crate::run::START_US, core);
+        if now_ns >= self.feed_hold_until_ns {
+            self.feed(now_ns / 1000 + crate::run::START_US, core);
+        }
         let data = !self.dgrams.is_empty();
         let probe = self.loss_probes > 0;
         let ack_eliciting = data || probe;

@@ -13,7 +13,7 @@ const USAGE: &str = "usage: rise-sim [--setting FB-4K-Low|FB-4K-High|5G-FHD-Low]
        [--loss-pct P] [--ge-burst-pkts N] (uplink loss, iid unless a burst length is given)
        [--down-loss-pct P] [--down-ge-burst-pkts N] (downlink loss, e.g. packets lost at the Guest's socket)
        [--queue-bdp F] [--queue-drop tail|head] [--policer-burst-bytes N] (uplink)
-       [--buffer-bytes B] [--keyframe-factor K] [--speed-deg-s S]
+       [--buffer-bytes B] [--keyframe-factor K] [--speed-deg-s S] [--rx-cost-us C]
        [--grid] [--loss-list a,b,..] [--queue-list a,b,..] [--schemes a,b,..] [--reps N]";
 
 fn fail(msg: String) -> ExitCode {
@@ -99,6 +99,7 @@ fn parse(args: &[String]) -> Result<(Params, Option<Grid>, Option<f64>), String>
             "--buffer-bytes" => p.buffer_bytes = num(key, v)?,
             "--keyframe-factor" => p.keyframe_factor = num(key, v)?,
             "--speed-deg-s" => p.speed_deg_s = num(key, v)?,
+            "--rx-cost-us" => p.rx_cost_us = num(key, v)?,
             "--loss-list" => loss_list = Some(list(key, v)?),
             "--queue-list" => queue_list = Some(list(key, v)?),
             "--schemes" => {
@@ -120,6 +121,9 @@ fn parse(args: &[String]) -> Result<(Params, Option<Grid>, Option<f64>), String>
     }
     if p.duration_s <= p.warmup_s || p.warmup_s < 0.0 {
         return Err("--duration-s must exceed --warmup-s >= 0".into());
+    }
+    if !(0.0..=10_000.0).contains(&p.rx_cost_us) {
+        return Err("--rx-cost-us: allowed 0..=10000".into());
     }
     if p.up_queue_bdp.is_nan() || p.up_queue_bdp <= 0.0 {
         return Err("--queue-bdp: allowed > 0".into());
@@ -177,6 +181,7 @@ fn one(p: &Params) -> serde_json::Value {
         "up_policer_burst_bytes": p.up_policer_burst_bytes,
         "buffer_bytes": p.buffer_bytes,
         "keyframe_factor": p.keyframe_factor,
+        "rx_cost_us": p.rx_cost_us,
         "metrics": m,
     })
 }

@@ -44,6 +44,11 @@ pub struct RunConfig {
     /// The RTT the QUIC handshake measured before the run starts (quinn has this sample when
     /// `rise` starts streaming); None: start from quinn's initial 333 ms.
     pub handshake_rtt_ns: Option<u64>,
+    /// Each endpoint's thread time per received packet. While it lasts, the endpoint does not
+    /// refill quinn's buffer (`rise`'s loop polls `read_datagram` before the waiting send,
+    /// `select!` biased); quinn itself still acknowledges and sends what it holds. 0: no cost
+    /// (the endpoints take no CPU time).
+    pub rx_cost_ns: u64,
 }
 
 /// What a run leaves for the metrics.
@@ -61,6 +66,18 @@ pub struct Side {
     pub core: Endpoint,
     pub conn: Conn,
     pub trace: Trace,
+    /// The endpoint's thread is busy with received packets until then.
+    busy_until_ns: u64,
+}
+
+impl Side {
+    fn receive(&mut self, now_ns: u64, p: Packet, rx_cost_ns: u64) {
+        if rx_cost_ns > 0 {
+            self.busy_until_ns = self.busy_until_ns.max(now_ns) + rx_cost_ns;
+            self.conn.feed_hold_until_ns = self.busy_until_ns;
+        }
+        self.conn.on_packet(now_ns, p, &mut self.core);
+    }
 }
 
 pub struct Run {
@@ -85,6 +102,7 @@ fn side(cfg: &SideConfig, run: &RunConfig, start_offset_us: u64) -> Side {
         core,
         conn,
         trace: Trace::default(),
+        busy_until_ns: 0,
     }
 }
 
@@ -140,6 +158,9 @@ impl Run {
             if let Some(x) = s.conn.next_timer() {
                 t = t.min(x);
             }
+            if s.conn.feed_hold_until_ns > self.now_ns {
+                t = t.min(s.conn.feed_hold_until_ns);
+            }
         }
         for l in [&self.up, &self.down] {
             if l.has_output() {
@@ -188,12 +209,13 @@ impl Run {
             }
             let mut arrived = std::mem::take(&mut self.scratch);
             self.up.poll(now, &mut arrived);
+            let cost = self.cfg.rx_cost_ns;
             for p in arrived.drain(..) {
-                self.host.conn.on_packet(now, p, &mut self.host.core);
+                self.host.receive(now, p, cost);
             }
             self.down.poll(now, &mut arrived);
             for p in arrived.drain(..) {
-                self.guest.conn.on_packet(now, p, &mut self.guest.core);
+                self.guest.receive(now, p, cost);
             }
             self.scratch = arrived;
             for s in [&mut self.host, &mut self.guest] {

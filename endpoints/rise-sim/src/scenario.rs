@@ -177,6 +177,9 @@ pub struct Params {
     /// Frames displayed in the first `warmup_s` are left out of percentiles and rates.
     /// assumption: 3 s, the window the first real check used.
     pub warmup_s: f64,
+    /// Each endpoint's thread time per received packet, µs (`RunConfig::rx_cost_ns`).
+    /// Default 0: the endpoints take no CPU time.
+    pub rx_cost_us: f64,
 }
 
 impl Default for Params {
@@ -202,6 +205,7 @@ impl Default for Params {
             max_retx: 3,
             quic_mtu: 1452,
             warmup_s: 3.0,
+            rx_cost_us: 0.0,
         }
     }
 }
@@ -316,6 +320,7 @@ impl Params {
             host_start_offset_us: self.host_start_offset_us(),
             // assumption: the handshake crossed the idle path, so it measured the base RTT
             handshake_rtt_ns: Some((self.rtt_ms() * 1e6) as u64),
+            rx_cost_ns: (self.rx_cost_us * 1000.0) as u64,
         }
     }
 }

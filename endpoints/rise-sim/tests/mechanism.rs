@@ -121,3 +121,22 @@ fn downlink_loss_with_evicted_acks_makes_pri_stall() {
         f(&lossy, &["guest", "stall_s"])
     );
 }
+
+#[test]
+fn a_receiver_slower_than_its_arrivals_starves_its_own_sending() {
+    // `rx_cost_us`: 300 µs per received packet is more than the Host's packet interval at
+    // 30 Mbit/s (≈ 370 µs per 1.4 kB, plus tracking and ACKs), so the Guest's thread is rarely
+    // free to refill quinn's buffer and its uplink carries far fewer packets
+    let mut p = params(Scheme::NoPri, 0.0);
+    p.duration_s = 6.0;
+    let free = run(&p);
+    p.rx_cost_us = 300.0;
+    let busy = run(&p);
+    let sent = |m: &Value| f(m, &["guest_endpoint", "sent_packets"]);
+    assert!(
+        sent(&busy) < 0.7 * sent(&free),
+        "{} vs {}",
+        sent(&busy),
+        sent(&free)
+    );
+}

@@ -191,3 +191,23 @@ fn pacer_limits_a_burst_to_its_capacity() {
     let bytes: u64 = burst.iter().map(|p| p.size).sum();
     assert!(bytes <= MIN_BURST_MTUS * MTU, "{bytes}");
 }
+
+#[test]
+fn a_busy_receiver_does_not_refill_quinns_buffer_until_its_hold_ends() {
+    // `RunConfig::rx_cost_ns`: while the endpoint's thread handles received packets, `rise`
+    // hands quinn nothing new; quinn sends only what its buffer already holds
+    let (mut ch, _) = endpoints();
+    ch.set_max_datagram_size(rise_sim::conn::max_datagram_size(MTU));
+    let (mut h, _) = conns();
+    ch.handle_timeout(START_US); // the first key frame waits in the channels
+    h.feed_hold_until_ns = 5 * MS;
+    assert!(
+        drain(&mut h, &mut ch, MS).is_empty(),
+        "held: nothing enters quinn"
+    );
+    assert!(ch.has_pending());
+    assert!(
+        !drain(&mut h, &mut ch, 5 * MS).is_empty(),
+        "the hold is over"
+    );
+}
