@@ -175,6 +175,15 @@ def rcvbuf_drops(run_dir: Path, role: str = "guest") -> float:
     return last
 
 
+def _commit(run_dir: Path) -> str:
+    """`@<short commit>` of the checkout the run came from (metadata.json), or ''."""
+    try:
+        meta = json.loads((run_dir / "metadata.json").read_text())
+        return "@" + str(meta["git"]["commit"])[:7]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+
+
 def run_load(run_dir: Path) -> float | None:
     """The 1-minute load average when the run started (validate.sh's `r<rep>.loadavg`)."""
     f = run_dir.with_name(run_dir.name + ".loadavg")
@@ -250,7 +259,9 @@ def collect(roots: list[Path]) -> tuple[dict[tuple[tuple[str, ...], str], Group]
                 skipped.append(f"{path.parent}: {e}")
                 continue
             grp = groups[(args, scheme)]
-            grp.sources.add(f"{doc['run']['scenario']}/{doc['run']['setting']}")
+            grp.sources.add(
+                f"{doc['run']['scenario']}/{doc['run']['setting']}{_commit(path.parent)}"
+            )
             if not doc.get("valid") or "metrics" not in doc:
                 grp.invalid += 1
                 continue

@@ -145,6 +145,7 @@ def test_runs_of_one_point_pool_across_scenarios_and_invalid_ones_are_left_out(
     other = _run_record(loss)
     other["scenario"], other["setting"] = "map", "L0.05-Q1"
     _write(b, "r1", other, True, 44.0)
+    (b / "r1" / "metadata.json").write_text(json.dumps({"git": {"commit": "8bf093e6ad46"}}))
     _write(b, "r9", _run_record({"rate_mbps": 20.0}), True, 30.0)
     sim = _fake_sim(tmp_path)
     assert main([str(a), str(b), "--rise-sim", str(sim), "--seeds", "3"]) == 0
@@ -166,7 +167,7 @@ def test_runs_of_one_point_pool_across_scenarios_and_invalid_ones_are_left_out(
     socket = list(COLUMNS).index("rcvbuf_drops_guest") + 4
     assert real[socket] == "238"  # one run has the counters: its value, not a mean with 0
     assert pred[socket] == "–"  # the predictor has no socket
-    assert "map/L0.05-Q1, quick/FB-4K-Low" in out
+    assert "map/L0.05-Q1@8bf093e, quick/FB-4K-Low" in out
     assert "skipped" in out and "uplink rate 20.0" in out
 
 
