@@ -1,0 +1,17 @@
+//! The pure core of the `qpr` endpoints (seeds/002; no I/O, no clock): the scene and its
+//! segment sizes ([`scene`]), the viewport priority model ([`viewport`]), the throughput ABR
+//! with the priority ranking ([`abr`]), the reliable/unreliable split per Q level
+//! ([`split`]), the player buffer with freeze detection ([`playout`]) and the messages on
+//! the wire ([`wire`]).
+
+pub mod abr;
+pub mod playout;
+pub mod scene;
+pub mod split;
+pub mod viewport;
+pub mod wire;
+
+/// Number of point-cloud objects in the scene (seeds/002 Table 2).
+pub const OBJECTS: usize = 4;
+/// Quality levels per object (seeds/002 Table 2).
+pub const QUALITIES: usize = 5;
