@@ -1,1 +1,167 @@
-fn main() {}
+//! `qpr`: the segment server and the headless player of seeds/002 over quinn. The command
+//! line and the logs are the harness's contract, see endpoints/README.md.
+
+mod cli;
+mod player;
+mod server;
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use clap::Parser;
+use quinn::{ConnectionError, VarInt};
+
+use cli::{Args, RoleArg};
+
+const EXIT_BAD_ARGS: u8 = 2;
+const EXIT_PEER_LOST: u8 = 3;
+const EXIT_NO_CONNECTION: u8 = 4;
+
+/// Application close code of a player that played its whole duration.
+const CLOSE_DONE: VarInt = VarInt::from_u32(0);
+
+fn main() -> ExitCode {
+    let args = Args::parse(); // clap exits with 2 on bad arguments
+    if let Err(e) = args.validate() {
+        eprintln!("qpr: {e:#}");
+        return ExitCode::from(EXIT_BAD_ARGS);
+    }
+    quicsetup::run_to_exit("qpr", run(&args))
+}
+
+fn write_summary(dir: &Path, fields: &[(&str, String)]) -> Result<()> {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("  \"{k}\": {v}"))
+        .collect();
+    let p = dir.join("summary.json");
+    std::fs::write(&p, format!("{{\n{}\n}}\n", body.join(",\n")))
+        .with_context(|| format!("writing {}", p.display()))
+}
+
+fn quoted(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn path_fields(conn: &quinn::Connection) -> Vec<(&'static str, String)> {
+    let s = conn.stats();
+    vec![
+        ("lost_packets", s.path.lost_packets.to_string()),
+        ("sent_packets", s.path.sent_packets.to_string()),
+        ("congestion_events", s.path.congestion_events.to_string()),
+        ("udp_bytes_sent", s.udp_tx.bytes.to_string()),
+        ("udp_bytes_received", s.udp_rx.bytes.to_string()),
+        ("cwnd_bytes_at_end", s.path.cwnd.to_string()),
+    ]
+}
+
+async fn run(args: &Args) -> Result<u8> {
+    std::fs::create_dir_all(&args.log_dir)
+        .with_context(|| format!("creating {}", args.log_dir.display()))?;
+    let setup = args.setup()?;
+    let connected = match args.role {
+        RoleArg::Server => {
+            let bind = args.bind.ok_or_else(|| anyhow!("--bind is required"))?;
+            let cert_out = args
+                .cert_out
+                .as_deref()
+                .ok_or_else(|| anyhow!("--cert-out"))?;
+            quicsetup::accept_one(&setup, bind, cert_out).await?
+        }
+        RoleArg::Player => {
+            let addr = args
+                .connect
+                .ok_or_else(|| anyhow!("--connect is required"))?;
+            let cert = args.cert.as_deref().ok_or_else(|| anyhow!("--cert"))?;
+            quicsetup::connect(&setup, addr, cert).await?
+        }
+    };
+    let (endpoint, conn) = match connected {
+        Ok(c) => c,
+        Err(quicsetup::ConnectTimeout(why)) => {
+            eprintln!("qpr: no connection: {why}");
+            write_summary(&args.log_dir, &[("exit_reason", quoted("no_connection"))])?;
+            return Ok(EXIT_NO_CONNECTION);
+        }
+    };
+    let code = match args.role {
+        RoleArg::Server => {
+            let counts = Arc::new(server::Counts::default());
+            let why = server::run(&conn, args.scene(), counts.clone()).await;
+            let (code, reason) = match &why {
+                ConnectionError::ApplicationClosed(c) if c.error_code == CLOSE_DONE => {
+                    (0, "peer_closed")
+                }
+                _ => (EXIT_PEER_LOST, "peer_lost"),
+            };
+            if code != 0 {
+                eprintln!("qpr server: connection ended: {why}");
+            }
+            let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
+            let mut f = vec![
+                ("role", quoted("server")),
+                ("exit_reason", quoted(reason)),
+                (
+                    "initial_window_bytes",
+                    args.initial_window_bytes.to_string(),
+                ),
+                ("reliable_requests", c(&counts.reliable_requests)),
+                ("reliable_bytes", c(&counts.reliable_bytes)),
+                ("unreliable_requests", c(&counts.unreliable_requests)),
+                ("datagrams_sent", c(&counts.datagrams_sent)),
+                ("unreliable_bytes", c(&counts.unreliable_bytes)),
+            ];
+            f.extend(path_fields(&conn));
+            write_summary(&args.log_dir, &f)?;
+            code
+        }
+        RoleArg::Player => {
+            let o = player::run(args, &conn).await;
+            let lost = conn.close_reason();
+            conn.close(CLOSE_DONE, b"done");
+            let o = match o {
+                Ok(o) => o,
+                Err(e) if lost.is_some() => {
+                    eprintln!("qpr player: {e:#}");
+                    write_summary(
+                        &args.log_dir,
+                        &[
+                            ("role", quoted("player")),
+                            ("exit_reason", quoted("peer_lost")),
+                        ],
+                    )?;
+                    return Ok(EXIT_PEER_LOST);
+                }
+                Err(e) => return Err(e),
+            };
+            let (code, reason) = match lost {
+                None => (0, "duration"),
+                Some(_) => (EXIT_PEER_LOST, "peer_lost"),
+            };
+            if code != 0 {
+                eprintln!("qpr player: connection ended: {}", o.ended);
+            }
+            let mut f = vec![
+                ("role", quoted("player")),
+                ("exit_reason", quoted(reason)),
+                ("q_pct", args.q_pct.to_string()),
+                ("segments", o.segments.to_string()),
+                ("freezes", o.freezes.to_string()),
+                ("freeze_total_s", format!("{:.3}", o.freeze_total_s)),
+                ("startup_s", format!("{:.3}", o.startup_s)),
+                ("played_s", format!("{:.3}", o.played_s)),
+                ("objects_incomplete", o.objects_incomplete.to_string()),
+                ("datagrams_received", o.datagrams_received.to_string()),
+            ];
+            f.extend(path_fields(&conn));
+            write_summary(&args.log_dir, &f)?;
+            code
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+    Ok(code)
+}

@@ -1,0 +1,201 @@
+//! The `qpr` command line (endpoints/README.md, the harness's contract).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, ValueEnum};
+use qpr::scene::Scene;
+use qpr::viewport::Geometry;
+use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use quinn::{IdleTimeout, TransportConfig, VarInt};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    Server,
+    Player,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Cc {
+    Cubic,
+    Newreno,
+    Bbr,
+}
+
+/// Volumetric-media segments over partially reliable QUIC: the server holds the scene's
+/// segments (seeds/002 Table 2); the player requests them segment by segment with a
+/// throughput ABR, the top-priority objects on reliable streams and the rest as datagrams.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "qpr", version)]
+pub struct Args {
+    #[arg(long, value_enum)]
+    pub role: RoleArg,
+    /// Server: UDP address to listen on.
+    #[arg(long, required_if_eq("role", "server"))]
+    pub bind: Option<SocketAddr>,
+    /// Server: where to write the self-signed certificate (DER) once listening.
+    #[arg(long, required_if_eq("role", "server"))]
+    pub cert_out: Option<PathBuf>,
+    /// Player: the server's address.
+    #[arg(long, required_if_eq("role", "player"))]
+    pub connect: Option<SocketAddr>,
+    /// Player: the server's certificate (DER), waited for up to --connect-timeout-s.
+    #[arg(long, required_if_eq("role", "player"))]
+    pub cert: Option<PathBuf>,
+    #[arg(long)]
+    pub log_dir: PathBuf,
+    /// Player: play this long (s) from the connection, then close and exit 0.
+    #[arg(long, default_value_t = 120.0)]
+    pub duration_s: f64,
+    /// Player: the unreliable share of the objects (0, 25, 50, 75, 100).
+    #[arg(long, default_value_t = 50)]
+    pub q_pct: u32,
+    /// Both: content bitrates × this (the link is rescaled by the same factor).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Both: the per-segment size variation's seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Player: segments the buffer holds besides the one playing.
+    #[arg(long, default_value_t = 1)]
+    pub buffer_segments: usize,
+    /// Player: ABR budget = previous segment's throughput × this.
+    #[arg(long, default_value_t = 1.0)]
+    pub abr_safety: f64,
+    /// Player: one lap of the viewer around the scene (s).
+    #[arg(long, default_value_t = 60.0)]
+    pub lap_s: f64,
+    /// Player: after an object's end-of-data, wait this long for datagrams still on the way.
+    #[arg(long, default_value_t = 5.0)]
+    pub eod_grace_ms: f64,
+    /// Server: congestion controller's initial window (bytes); 0 = quinn's default.
+    #[arg(long, default_value_t = 0)]
+    pub initial_window_bytes: u64,
+    #[arg(long, value_enum, default_value_t = Cc::Cubic)]
+    pub cc: Cc,
+    /// TLS key log (SSLKEYLOGFILE format).
+    #[arg(long)]
+    pub keylog: Option<PathBuf>,
+    #[arg(long, default_value_t = 15.0)]
+    pub connect_timeout_s: f64,
+    /// A peer silent this long ends the run with exit 3 (seeds/002: "the default timeout of
+    /// 10 seconds").
+    #[arg(long, default_value_t = 10.0)]
+    pub idle_timeout_s: f64,
+}
+
+/// Flow-control windows: far larger than one segment (≤ 6.7 MB at full scale), so only the
+/// path and the congestion controller pace the transfer.
+pub const WINDOW_BYTES: u32 = 256 << 20;
+/// seeds/002 §IV-B: receive buffers of 25 MB "to ensure that no data is lost because of the
+/// unavailability of the buffer" (here quinn's datagram receive queue).
+pub const DATAGRAM_RECEIVE_BYTES: usize = 25_000_000;
+/// quinn's datagram send queue: the server waits for it to drain before the end-of-data, so
+/// a small queue keeps that wait short. assumption: 64 KiB ≈ 50 datagrams.
+pub const DATAGRAM_SEND_BYTES: usize = 64 << 10;
+
+impl Args {
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("duration-s", self.duration_s),
+            ("scale", self.scale),
+            ("abr-safety", self.abr_safety),
+            ("lap-s", self.lap_s),
+            ("connect-timeout-s", self.connect_timeout_s),
+            ("idle-timeout-s", self.idle_timeout_s),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("--{name} {v}: allowed a finite number > 0");
+            }
+        }
+        if !(self.eod_grace_ms.is_finite() && self.eod_grace_ms >= 0.0) {
+            bail!(
+                "--eod-grace-ms {}: allowed a finite number >= 0",
+                self.eod_grace_ms
+            );
+        }
+        if qpr::split::unreliable_count(self.q_pct).is_none() {
+            bail!("--q-pct {}: allowed {:?}", self.q_pct, qpr::split::Q_LEVELS);
+        }
+        if self.buffer_segments == 0 {
+            bail!("--buffer-segments 0: allowed >= 1");
+        }
+        Ok(())
+    }
+
+    pub fn scene(&self) -> Scene {
+        Scene {
+            scale: self.scale,
+            seed: self.seed,
+        }
+    }
+
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            lap_s: self.lap_s,
+            ..Geometry::default()
+        }
+    }
+
+    pub fn setup(&self) -> Result<quicsetup::Setup> {
+        let mut t = TransportConfig::default();
+        t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
+        let w = VarInt::from_u32(WINDOW_BYTES);
+        t.stream_receive_window(w);
+        t.receive_window(w);
+        t.send_window(u64::from(WINDOW_BYTES));
+        t.max_concurrent_bidi_streams(VarInt::from_u32(1 << 16));
+        t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BYTES));
+        t.datagram_send_buffer_size(DATAGRAM_SEND_BYTES);
+        let idle = Duration::from_secs_f64(self.idle_timeout_s);
+        t.max_idle_timeout(Some(
+            IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
+        ));
+        t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
+        let iw = self.initial_window_bytes;
+        match self.cc {
+            Cc::Cubic => {
+                let mut c = CubicConfig::default();
+                if iw > 0 {
+                    c.initial_window(iw);
+                }
+                t.congestion_controller_factory(Arc::new(c))
+            }
+            Cc::Newreno => {
+                let mut c = NewRenoConfig::default();
+                if iw > 0 {
+                    c.initial_window(iw);
+                }
+                t.congestion_controller_factory(Arc::new(c))
+            }
+            Cc::Bbr => {
+                let mut c = BbrConfig::default();
+                if iw > 0 {
+                    c.initial_window(iw);
+                }
+                t.congestion_controller_factory(Arc::new(c))
+            }
+        };
+        let who = match self.role {
+            RoleArg::Server => "qpr server",
+            RoleArg::Player => "qpr player",
+        };
+        Ok(quicsetup::Setup {
+            transport: Arc::new(t),
+            alpn: b"qpr-priolab",
+            keylog: self.keylog.clone(),
+            limit: Duration::from_secs_f64(self.connect_timeout_s),
+            who: who.to_string(),
+        })
+    }
+}
+
+pub fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,337 @@
+//! The headless player (seeds/002 Fig. 8): segment by segment, while the buffer has room:
+//! rank the objects by the viewport at the segment's media time, pick qualities with the
+//! ABR from the previous segment's throughput, request the top objects reliably (one
+//! stream each) and the rest unreliably (control stream + datagrams), and when every object
+//! is complete put the segment in the buffer. Logs every segment and object.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use qpr::playout::Playout;
+use qpr::scene::SEGMENT_S;
+use qpr::wire::{dgram_header, EndOfData, Request, DGRAM_HEADER, EOD_LEN, HELLO};
+use qpr::{abr, split, OBJECTS};
+use quicsetup::csv::Csv;
+use quinn::{Connection, SendStream};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::cli::{now_us, Args};
+
+#[derive(Debug, Default)]
+struct Unreliable {
+    /// request id → (datagrams, payload bytes) received
+    got: HashMap<u32, (u32, u64)>,
+    /// request id → end-of-data and when it arrived
+    eod: HashMap<u32, (EndOfData, Instant)>,
+}
+
+struct Shared {
+    state: Mutex<Unreliable>,
+    notify: Notify,
+}
+
+pub struct Outcome {
+    pub segments: u64,
+    pub freezes: usize,
+    pub freeze_total_s: f64,
+    pub startup_s: f64,
+    pub played_s: f64,
+    pub objects_incomplete: u64,
+    pub datagrams_received: u64,
+    /// why the loop ended: "duration" or the connection error
+    pub ended: String,
+}
+
+/// One object's request within a segment.
+struct Pending {
+    object: usize,
+    rank: usize,
+    quality: usize,
+    reliable: bool,
+    id: u32,
+}
+
+/// What an object's download gave: payload bytes, datagrams expected/received, done time.
+type Got = (u64, i64, i64, u64);
+
+async fn fetch_reliable(conn: Connection, r: Request) -> Result<u64> {
+    let (mut s, mut recv) = conn.open_bi().await?;
+    s.write_all(&r.encode()).await?;
+    s.finish()?;
+    let mut n = 0u64;
+    while let Some(c) = recv.read_chunk(usize::MAX, true).await? {
+        n += c.bytes.len() as u64;
+    }
+    Ok(n)
+}
+
+/// Waits until every id of `ids` has its end-of-data and either all its datagrams or
+/// `grace` after the end-of-data; None at `deadline`.
+async fn wait_unreliable(
+    sh: &Shared,
+    ids: &[u32],
+    grace: Duration,
+    deadline: Instant,
+) -> Option<HashMap<u32, Got>> {
+    loop {
+        let notified = sh.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let mut wake = deadline;
+        let mut done = HashMap::new();
+        {
+            let st = sh.state.lock().expect("lock");
+            let now = Instant::now();
+            for &id in ids {
+                let Some((eod, at)) = st.eod.get(&id) else {
+                    continue;
+                };
+                let (n, b) = st.got.get(&id).copied().unwrap_or((0, 0));
+                if n >= eod.datagrams || now >= *at + grace {
+                    done.insert(id, (b, eod.datagrams as i64, n as i64, now_us()));
+                } else {
+                    wake = wake.min(*at + grace);
+                }
+            }
+        }
+        if done.len() == ids.len() {
+            return Some(done);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        tokio::select! {
+            _ = notified => {}
+            _ = tokio::time::sleep_until(wake) => {}
+        }
+    }
+}
+
+async fn read_control(mut recv: quinn::RecvStream, sh: Arc<Shared>) {
+    let mut b = [0u8; EOD_LEN];
+    while recv.read_exact(&mut b).await.is_ok() {
+        let e = EndOfData::decode(&b);
+        sh.state
+            .lock()
+            .expect("lock")
+            .eod
+            .insert(e.id, (e, Instant::now()));
+        sh.notify.notify_waiters();
+    }
+}
+
+async fn read_datagrams(conn: Connection, sh: Arc<Shared>) -> u64 {
+    let mut total = 0u64;
+    while let Ok(d) = conn.read_datagram().await {
+        if let Some((id, _index)) = dgram_header(&d) {
+            total += 1;
+            let mut st = sh.state.lock().expect("lock");
+            let e = st.got.entry(id).or_insert((0, 0));
+            e.0 += 1;
+            e.1 += (d.len() - DGRAM_HEADER) as u64;
+            let n = e.0;
+            let complete = st.eod.get(&id).is_some_and(|(eod, _)| n >= eod.datagrams);
+            drop(st);
+            if complete {
+                sh.notify.notify_waiters();
+            }
+        }
+    }
+    total
+}
+
+pub async fn run(args: &Args, conn: &Connection) -> Result<Outcome> {
+    let scene = args.scene();
+    let geo = args.geometry();
+    let unrel_n = split::unreliable_count(args.q_pct).context("--q-pct")?;
+    let grace = Duration::from_secs_f64(args.eod_grace_ms / 1e3);
+    let dir = &args.log_dir;
+    let mut seg_log = Csv::create(
+        dir,
+        "segments.csv",
+        "segment,request_us,arrival_us,play_start_us,download_ms,bytes,throughput_mbps,\
+         stall_before_ms,ranking,qualities,reliable",
+    )?;
+    let mut obj_log = Csv::create(
+        dir,
+        "objects.csv",
+        "segment,object,rank,quality,reliable,size_bytes,received_bytes,datagrams_expected,\
+         datagrams_received,complete,done_us",
+    )?;
+    let (mut control, control_recv) = conn.open_bi().await.context("opening the control stream")?;
+    control.write_all(HELLO).await?;
+    let sh = Arc::new(Shared {
+        state: Mutex::new(Unreliable::default()),
+        notify: Notify::new(),
+    });
+    tokio::spawn(read_control(control_recv, sh.clone()));
+    let dgrams = tokio::spawn(read_datagrams(conn.clone(), sh.clone()));
+
+    let t0 = Instant::now();
+    let t0_us = now_us();
+    let at_us = |t: Instant| t0_us + t.duration_since(t0).as_micros() as u64;
+    let secs = |t: Instant| t.duration_since(t0).as_secs_f64();
+    let end = t0 + Duration::from_secs_f64(args.duration_s);
+    let mut playout = Playout::new(SEGMENT_S, args.buffer_segments);
+    let mut prev_thr: Option<f64> = None;
+    let mut last_arrival = t0;
+    let mut next_id = 0u32;
+    let mut incomplete = 0u64;
+    let mut ended = "duration".to_string();
+    let mut seg = 0u64;
+    loop {
+        let req_s = playout.next_request_s(secs(last_arrival));
+        let req_at = t0 + Duration::from_secs_f64(req_s);
+        if req_at >= end {
+            break;
+        }
+        tokio::time::sleep_until(req_at).await;
+        if let Some(reason) = conn.close_reason() {
+            ended = format!("{reason}");
+            break;
+        }
+        let media_mid = seg as f64 * SEGMENT_S + SEGMENT_S / 2.0;
+        let ranking = geo.ranking(media_mid);
+        let quality = abr::decide(&scene, prev_thr, &ranking, args.abr_safety);
+        let reliable = split::reliable(&ranking, unrel_n);
+        let mut pend = Vec::with_capacity(OBJECTS);
+        for (rank, &o) in ranking.iter().enumerate() {
+            pend.push(Pending {
+                object: o,
+                rank,
+                quality: quality[o],
+                reliable: reliable[o],
+                id: next_id,
+            });
+            next_id += 1;
+        }
+        let req = |p: &Pending| Request {
+            id: p.id,
+            segment: seg,
+            object: p.object as u8,
+            quality: p.quality as u8,
+        };
+        let mut tasks = Vec::new();
+        let mut unrel_ids = Vec::new();
+        for p in &pend {
+            if p.reliable {
+                let c = conn.clone();
+                let r = req(p);
+                tasks.push((
+                    p.id,
+                    tokio::spawn(async move {
+                        let n = fetch_reliable(c, r).await;
+                        (n, now_us())
+                    }),
+                ));
+            } else {
+                send_request(&mut control, req(p)).await?;
+                unrel_ids.push(p.id);
+            }
+        }
+        let all = async {
+            let mut got: HashMap<u32, Got> = HashMap::new();
+            for (id, t) in tasks {
+                match t.await {
+                    Ok((Ok(n), done)) => {
+                        got.insert(id, (n, -1, -1, done));
+                    }
+                    Ok((Err(e), _)) => return Err(e),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            match wait_unreliable(&sh, &unrel_ids, grace, end).await {
+                Some(u) => got.extend(u),
+                None => return Ok(None),
+            }
+            Ok(Some(got))
+        };
+        let got = match tokio::time::timeout_at(end, all).await {
+            Err(_) | Ok(Ok(None)) => break, // the session ended mid-segment
+            Ok(Err(e)) => {
+                ended = match conn.close_reason() {
+                    Some(r) => format!("{r}"),
+                    None => format!("{e:#}"),
+                };
+                break;
+            }
+            Ok(Ok(Some(g))) => g,
+        };
+        let arrival = Instant::now();
+        let before = playout.freezes.len();
+        let start_s = playout.on_arrival(secs(arrival));
+        let stall_ms = playout
+            .freezes
+            .get(before)
+            .map_or(0.0, |f| f.duration_s * 1e3);
+        let bytes: u64 = got.values().map(|g| g.0).sum();
+        let dl = arrival.duration_since(req_at).as_secs_f64().max(1e-6);
+        let thr = bytes as f64 * 8.0 / dl;
+        prev_thr = Some(thr);
+        last_arrival = arrival;
+        let join = |f: &dyn Fn(usize) -> String| (0..OBJECTS).map(f).collect::<Vec<_>>().join(" ");
+        seg_log.line(&format!(
+            "{seg},{},{},{},{:.3},{bytes},{:.4},{stall_ms:.3},{},{},{}",
+            at_us(req_at),
+            at_us(arrival),
+            t0_us + (start_s * 1e6) as u64,
+            dl * 1e3,
+            thr / 1e6,
+            join(&|i| ranking[i].to_string()),
+            join(&|o| quality[o].to_string()),
+            join(&|o| u8::from(reliable[o]).to_string()),
+        ))?;
+        for p in &pend {
+            let size = scene.size_bytes(p.object, p.quality, seg);
+            let (b, exp, n, done) = got[&p.id];
+            let complete = b >= size;
+            incomplete += u64::from(!complete);
+            obj_log.line(&format!(
+                "{seg},{},{},{},{},{size},{b},{exp},{n},{},{done}",
+                p.object,
+                p.rank,
+                p.quality,
+                u8::from(p.reliable),
+                u8::from(complete)
+            ))?;
+        }
+        seg += 1;
+    }
+    if conn.close_reason().is_none() {
+        tokio::time::sleep_until(end).await; // the session lasts its duration
+    }
+    let (freezes, total, played) = playout.finish(secs(Instant::now().min(end)));
+    let total = total + 0.0; // an empty sum is -0.0
+    seg_log.flush()?;
+    obj_log.flush()?;
+    let startup_s = playout
+        .starts()
+        .first()
+        .map_or(args.duration_s, |&s| s.min(args.duration_s));
+    let _ = control.finish();
+    dgrams.abort();
+    let datagrams_received = {
+        let st = sh.state.lock().expect("lock");
+        st.got.values().map(|g| g.0 as u64).sum()
+    };
+    Ok(Outcome {
+        segments: seg,
+        freezes,
+        freeze_total_s: total,
+        startup_s,
+        played_s: played,
+        objects_incomplete: incomplete,
+        datagrams_received,
+        ended,
+    })
+}
+
+async fn send_request(control: &mut SendStream, r: Request) -> Result<()> {
+    control
+        .write_all(&r.encode())
+        .await
+        .context("writing a request on the control stream")
+}

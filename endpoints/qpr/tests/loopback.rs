@@ -1,0 +1,161 @@
+//! Runs the real `qpr` binary as server and player over loopback at Q0 and Q100 and checks
+//! the contract: exit codes, the logs, the split per Q level, the ABR's first segment, every
+//! reliable object complete, the end-of-data counts of the unreliable ones; and the exit
+//! codes for bad input and a missing server.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use proctest::{csv_table, free_port, spawn, wait};
+
+const BIN: &str = env!("CARGO_BIN_EXE_qpr");
+
+type Table = Vec<BTreeMap<String, String>>;
+
+fn scratch(name: &str) -> PathBuf {
+    proctest::scratch("qs-qpr", name)
+}
+
+/// A 3 s session at `q`; content at 2 % of Table 2 (≤ 0.35 MB per segment), so loopback's
+/// socket buffers hold a whole segment.
+fn session(q: &str) -> (Table, Table, String, String) {
+    let dir = scratch(q);
+    let bind = format!("127.0.0.1:{}", free_port());
+    let cert = dir.join("cert.der");
+    let (sl, pl) = (dir.join("server"), dir.join("player"));
+    let common = ["--scale", "0.02", "--seed", "5"];
+    let mut sa = vec![
+        "--role",
+        "server",
+        "--bind",
+        &bind,
+        "--cert-out",
+        cert.to_str().unwrap(),
+        "--log-dir",
+        sl.to_str().unwrap(),
+        "--initial-window-bytes",
+        "12000",
+    ]; // fmt: skip
+    sa.extend(common);
+    let server = spawn(BIN, &sa);
+    let mut pa = vec![
+        "--role",
+        "player",
+        "--connect",
+        &bind,
+        "--cert",
+        cert.to_str().unwrap(),
+        "--log-dir",
+        pl.to_str().unwrap(),
+        "--duration-s",
+        "3",
+        "--q-pct",
+        q,
+    ]; // fmt: skip
+    pa.extend(common);
+    let player = spawn(BIN, &pa);
+    let (pc, perr) = wait(player, Duration::from_secs(30));
+    let (sc, serr) = wait(server, Duration::from_secs(30));
+    assert_eq!(pc, 0, "player stderr: {perr}");
+    assert_eq!(sc, 0, "server stderr: {serr}");
+    let out = (
+        csv_table(&pl.join("segments.csv")),
+        csv_table(&pl.join("objects.csv")),
+        std::fs::read_to_string(pl.join("summary.json")).unwrap(),
+        std::fs::read_to_string(sl.join("summary.json")).unwrap(),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
+    r[k].parse().unwrap_or_else(|_| panic!("{k} = {:?}", r[k]))
+}
+
+#[test]
+fn q0_and_q100_sessions_follow_the_split_and_log_every_object() {
+    for (q, reliable) in [("0", "1"), ("100", "0")] {
+        let (segs, objs, player, server) = session(q);
+        assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
+        assert!(
+            server.contains("\"exit_reason\": \"peer_closed\""),
+            "{server}"
+        );
+        // 3 s with a one-segment buffer on loopback: segments 0..=3 at least arrive
+        assert!(segs.len() >= 3, "q{q}: {} segments", segs.len());
+        assert_eq!(objs.len(), 4 * segs.len());
+        // the first segment at the lowest quality; then the throughput of loopback buys more
+        assert_eq!(segs[0]["qualities"], "0 0 0 0");
+        assert!(segs[1..].iter().any(|s| s["qualities"] != "0 0 0 0"));
+        for s in &segs {
+            assert_eq!(s["reliable"], [reliable; 4].join(" "), "q{q}");
+            assert!(num(s, "throughput_mbps") > 0.0);
+            let mut rank: Vec<&str> = s["ranking"].split(' ').collect();
+            rank.sort_unstable();
+            assert_eq!(rank, ["0", "1", "2", "3"]);
+        }
+        for o in &objs {
+            assert_eq!(o["reliable"], reliable);
+            let (size, got) = (num(o, "size_bytes"), num(o, "received_bytes"));
+            assert!(got <= size);
+            if reliable == "1" {
+                assert_eq!(got, size);
+                assert_eq!(o["datagrams_expected"], "-1");
+            } else {
+                // the end-of-data announced ceil(size / payload per datagram) datagrams
+                let exp = num(o, "datagrams_expected");
+                // (quinn starts at 1200-byte packets; path MTU discovery may grow them to ~1450)
+                assert!(
+                    exp >= (size / 1500.0).ceil() && exp <= (size / 1100.0).ceil(),
+                    "{o:?}"
+                );
+                assert!(num(o, "datagrams_received") <= exp);
+                assert_eq!(o["complete"] == "1", got == size);
+            }
+        }
+        let want = if reliable == "1" {
+            "\"datagrams_sent\": 0"
+        } else {
+            "\"reliable_requests\": 0"
+        };
+        assert!(server.contains(want), "{server}");
+        assert!(
+            server.contains("\"initial_window_bytes\": 12000"),
+            "{server}"
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_and_a_missing_server_give_their_exit_codes() {
+    let dir = scratch("bad");
+    let log = dir.join("log");
+    let cert = dir.join("never.der");
+    let bind = format!("127.0.0.1:{}", free_port());
+    let base = [
+        "--role",
+        "player",
+        "--connect",
+        &bind,
+        "--cert",
+        cert.to_str().unwrap(),
+        "--log-dir",
+        log.to_str().unwrap(),
+    ]; // fmt: skip
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        wait(spawn(BIN, &a), Duration::from_secs(20))
+    };
+    let (c, err) = with(&["--q-pct", "60"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("--q-pct 60"), "{err}");
+    let (c, err) = with(&["--scale", "0"]);
+    assert_eq!(c, 2, "{err}");
+    let (c, err) = with(&["--connect-timeout-s", "0.3"]);
+    assert_eq!(c, 4, "{err}");
+    let s = std::fs::read_to_string(log.join("summary.json")).unwrap();
+    assert!(s.contains("no_connection"), "{s}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
