@@ -480,10 +480,15 @@ def make_figures(scenario_dir: Path) -> tuple[list[Path], list[str]]:
     if runs.empty:
         return [], ["no valid run: no figure"]
     sns.set_theme(style="whitegrid", context="paper")
-    if workload_kind(read_metadata(Path(runs["path"].iloc[0]))) == "moq":
+    kind = workload_kind(read_metadata(Path(runs["path"].iloc[0])))
+    if kind == "moq":
         from priolab.workloads.moq.figures import make_figures as moq_figures
 
         return moq_figures(runs, scenario_dir)
+    if kind == "qpr":
+        from priolab.workloads.qpr.figures import make_figures as qpr_figures
+
+        return qpr_figures(runs, scenario_dir)
     frames = load_frames(runs)
     skipped: list[str] = []
     what = what_ran(runs)

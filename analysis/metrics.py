@@ -384,6 +384,19 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
             out["analysis_error"] = str(e)
         (run_dir / "metrics.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
         return out
+    if workload_kind(meta) == "qpr":
+        from priolab.workloads.qpr.analysis import QprLogError
+        from priolab.workloads.qpr.analysis import run_analysis as qpr_analysis
+
+        try:
+            dur = meta["run"].get("duration_s")
+            out["metrics"] = _json_safe(qpr_analysis(run_dir, TABLES_DIR, dur))
+        except QprLogError as e:
+            out["valid"] = False
+            out["invalid_reasons"].append(f"analysis: {e}")
+            out["analysis_error"] = str(e)
+        (run_dir / "metrics.json").write_text(json.dumps(out, indent=2, default=str) + "\n")
+        return out
     try:
         tables = load_tables(run_dir)
         summaries = {ep: read_json(run_dir / ep / "summary.json") for ep in ENDPOINTS}
@@ -426,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     if not out["valid"]:
         print(f"invalid run: {'; '.join(out['invalid_reasons'])}")
     shown = [k for k in CORE_METRICS if k in out["metrics"]] or list(out["metrics"])
-    for k in shown:  # a `moq` run has its own metrics (priolab/workloads/moq/analysis.py)
+    for k in shown:  # moq and qpr runs have their own metrics (priolab/workloads/*/analysis.py)
         print(f"{k}: {out['metrics'][k]}")
     return 0
 

@@ -63,8 +63,11 @@ def build_tables(run_dir: Path) -> tuple[dict[str, pd.DataFrame], dict[str, obje
 
 
 def write_tables(run_dir: Path) -> Path:
-    if workload_kind(read_metadata(run_dir)) == "moq":
+    kind = workload_kind(read_metadata(run_dir))
+    if kind == "moq":
         return _write_moq_table(run_dir)
+    if kind == "qpr":
+        return _write_qpr_tables(run_dir)
     tables, manifest = build_tables(run_dir)
     out = run_dir / TABLES_DIR
     out.mkdir(exist_ok=True)
@@ -86,6 +89,19 @@ def _write_moq_table(run_dir: Path) -> Path:
     out.mkdir(exist_ok=True)
     frames.to_parquet(out / FRAMES_TABLE, index=False)
     (out / "manifest.json").write_text(json.dumps({FRAMES_TABLE: len(frames)}, indent=2) + "\n")
+    return out
+
+
+def _write_qpr_tables(run_dir: Path) -> Path:
+    """A `qpr` run's two tables (priolab/workloads/qpr/analysis.py)."""
+    from priolab.workloads.qpr.analysis import QprLogError, write_tables
+
+    try:
+        manifest = write_tables(run_dir, TABLES_DIR)
+    except QprLogError as e:
+        raise AnalysisError(str(e)) from None
+    out = run_dir / TABLES_DIR
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return out
 
 

@@ -1,0 +1,131 @@
+"""Scenario figures and Table 3 of the `qpr` workload (seeds/002).
+
+- `qpr_throughput_cdf` (Figs. 12, 14, 15): CDF of the per-segment throughput, the segments
+  of every valid run of a (setting, scheme) pooled; one panel per setting, one line per
+  scheme (mean over runs in the legend).
+- `qpr_quality` (Figs. 13c/d, 16): mean quality (1-5) per priority rank, per scheme; one
+  panel per setting. `qpr_decodable_quality`: the same with an object that lost data
+  counted as 0 (analysis.py's loss model).
+- `freeze_table.md` / `freeze_table.csv` (scenario folder; Table 3): per setting and
+  scheme, freezes, total freeze duration (s), media played (%), mean throughput and its
+  ratio to the reference scheme (`compare.reference`), mean [95 % bootstrap CI] (runs).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+import analysis.aggregate as agg
+from analysis.figures import save
+from analysis.stats import bootstrap_ci
+from priolab.workloads.qpr.analysis import OBJECTS_TABLE, RANKS, SEGMENTS_TABLE, tables
+
+TABLE_METRICS = [("freezes", ".1f"), ("freeze_total_s", ".2f"), ("played_pct", ".1f"),
+                 ("throughput_mean_mbps", ".2f")]  # fmt: skip
+
+
+def _tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    s, o = path / "tables" / SEGMENTS_TABLE, path / "tables" / OBJECTS_TABLE
+    return (pd.read_parquet(s), pd.read_parquet(o)) if s.is_file() and o.is_file() else tables(path)
+
+
+def _cell(vals: list[float], fmt: str) -> str:
+    mean, lo, hi, n = bootstrap_ci(vals)
+    return "—" if n == 0 else f"{mean:{fmt}} [{lo:{fmt}}, {hi:{fmt}}] ({n})"
+
+
+def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
+    """runs: analysis/aggregate.py's runs.csv (valid runs only)."""
+    out = scenario_dir / "figures"
+    cmp = agg.COMPARISON
+    data: dict[tuple[str, str], list[tuple[pd.DataFrame, pd.DataFrame]]] = {}
+    for _, r in runs.iterrows():
+        data.setdefault((str(r["setting"]), str(r["scheme"])), []).append(_tables(Path(r["path"])))
+    settings = sorted({s for s, _ in data})
+    schemes = sorted({s for _, s in data}, key=cmp.key)
+    n = len(settings)
+    made: list[Path] = []
+    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.2), squeeze=False)
+    for ax, st in zip(axes[0], settings, strict=True):
+        for sc in schemes:
+            if (st, sc) not in data:
+                continue
+            thr = np.sort(np.concatenate([s["throughput_mbps"].to_numpy(float)
+                                          for s, _ in data[(st, sc)]]))  # fmt: skip
+            if len(thr):
+                y = np.arange(1, len(thr) + 1) / len(thr)
+                ax.step(thr, y, where="post", label=f"{cmp.label(sc)}: {thr.mean():.1f}")
+        ax.set(title=st, xlabel="per-segment throughput (Mbit/s, rescaled)", ylabel="CDF")
+        ax.legend(fontsize=6)
+    made += save(fig, out, "qpr_throughput_cdf",
+                 "CDF of the per-segment throughput (segments of all valid runs pooled), per "
+                 "setting and scheme; the legend gives the mean (seeds/002 Figs. 12, 14, 15). "
+                 "Rates are in the run's rescaled units (workload README).")  # fmt: skip
+    for col, name, what in [("quality", "qpr_quality", "requested quality"),
+                            ("decodable_quality", "qpr_decodable_quality",
+                             "decodable quality (an object that lost data counts 0)")]:  # fmt: skip
+        fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.2), squeeze=False)
+        width = 0.8 / max(1, len(schemes))
+        for ax, st in zip(axes[0], settings, strict=True):
+            for i, sc in enumerate(schemes):
+                if (st, sc) not in data:
+                    continue
+                objs = pd.concat([o for _, o in data[(st, sc)]])
+                means = [objs.loc[objs["rank"] == r, col].mean() for r in RANKS]
+                ax.bar(np.array(RANKS) + (i - (len(schemes) - 1) / 2) * width, means, width,
+                       label=cmp.label(sc))  # fmt: skip
+            ax.set(title=st, xlabel="priority rank", ylabel=f"mean {col.replace('_', ' ')}",
+                   ylim=(0, 5.2), xticks=list(RANKS))  # fmt: skip
+            ax.legend(fontsize=6)
+        made += save(fig, out, name,
+                     f"Mean {what} (1-5, Table 2) per viewport priority rank (1 = most visible), "
+                     "per setting and scheme (seeds/002 Figs. 13c/d, 16).")  # fmt: skip
+    _freeze_table(runs, settings, schemes, scenario_dir)
+    return made, []
+
+
+def _freeze_table(
+    runs: pd.DataFrame, settings: list[str], schemes: list[str], scenario_dir: Path
+) -> None:
+    cmp = agg.COMPARISON
+    ref = cmp.reference
+    head = ["setting", "scheme", *[k for k, _ in TABLE_METRICS], f"throughput ÷ {ref}"]
+    md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    rows = []
+    for st in settings:
+        base = runs[(runs["setting"] == st) & (runs["scheme"] == ref)]
+        ref_thr = float(base["throughput_mean_mbps"].mean()) if len(base) else float("nan")
+        for sc in schemes:
+            sel = runs[(runs["setting"] == st) & (runs["scheme"] == sc)]
+            if sel.empty:
+                continue
+            cells = [st, cmp.label(sc)]
+            row: dict[str, object] = {"setting": st, "scheme": sc, "n_runs": len(sel)}
+            for k, fmt in TABLE_METRICS:
+                vals = sel[k].astype(float).tolist()
+                cells.append(_cell(vals, fmt))
+                mean, lo, hi, _ = bootstrap_ci(vals)
+                row.update({k: mean, f"{k}_ci_low": lo, f"{k}_ci_high": hi})
+            ratio = float(sel["throughput_mean_mbps"].mean()) / ref_thr
+            cells.append(f"{ratio:.2f}")
+            row["throughput_ratio"] = ratio
+            md.append("| " + " | ".join(cells) + " |")
+            rows.append(row)
+    pd.DataFrame(rows).to_csv(scenario_dir / "freeze_table.csv", index=False)
+    text = [
+        f"# {scenario_dir.name}: freezes and throughput (seeds/002 Table 3, Figs. 14-15)",
+        "",
+        "Mean [95 % bootstrap CI] (runs) over valid runs. A freeze: the buffer is empty when a "
+        "segment ends (a stall still going on at the end counts, up to the end); the start-up "
+        "wait is not one. `played_pct`: media played / run duration, beside the freezes so a "
+        "run that stops delivering does not look good. Throughput: the mean per-segment "
+        "throughput (rescaled units).",
+        "",
+        *md,
+        "",
+    ]
+    (scenario_dir / "freeze_table.md").write_text("\n".join(text))

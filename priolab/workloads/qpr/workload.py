@@ -1,0 +1,116 @@
+"""The `qpr` workload (seeds/002): the `qpr` segment server in the host (QUIC server, the
+content) and the headless player in the guest; the media flows host → guest (the downlink).
+
+Schemes of the paper map to `q_pct`, the unreliable share of the four objects: Q0 (all
+reliable, the paper's "reliable QUIC"), Q50 (QPR: the top two by viewport priority
+reliable), Q75, Q100 (all datagrams).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from priolab.paths import REPO_ROOT
+from priolab.workloads.base import ProcessSpec, RunContext
+from priolab.workloads.rise import TLS_KEYLOG
+
+Q_LEVELS = (0, 25, 50, 75, 100)
+# quinn's minimum congestion window is two 1200-byte packets: a smaller initial window
+# (a BDP of a near-zero trace rate) is raised to it.
+MIN_WINDOW_BYTES = 2400
+
+
+class InitialWindow(BaseModel):
+    """seeds/002 §IV-B: the initial window is the BDP at the lowest bandwidth of the trace."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    lowest_rate_mbps: float = Field(gt=0.0, description="the trace's lowest (non-zero) rate")
+    rtt_ms: float = Field(gt=0.0, description="the path's round-trip time")
+
+    def bytes(self) -> int:
+        bdp = self.lowest_rate_mbps * 1e6 / 8 * self.rtt_ms / 1e3
+        return max(MIN_WINDOW_BYTES, round(bdp))
+
+
+class QprParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    q_pct: int = Field(default=50, description="unreliable share of the objects: 0/25/50/75/100")
+    scale: float = Field(
+        default=1.0, gt=0.0, le=1.0, description="Table 2 bitrates × this (rescaled with the link)"
+    )
+    initial_window: InitialWindow | None = Field(
+        default=None, description="BDP initial window; none = quinn's default"
+    )
+    buffer_segments: int = Field(default=1, ge=1, le=30, description="seeds/002: 1 s = 1 segment")
+    abr_safety: float = Field(default=1.0, gt=0.0, le=2.0, description="ABR budget factor")
+    lap_s: float = Field(default=60.0, gt=0.0, description="one lap of the viewer (s)")
+    eod_grace_ms: float = Field(
+        default=5.0, ge=0.0, le=1000.0, description="wait after an end-of-data for datagrams"
+    )
+    cc: Literal["cubic", "newreno", "bbr"] = "cubic"
+    idle_timeout_s: float = Field(default=10.0, gt=0.0, description="seeds/002: 10 s")
+    port: int = Field(default=4443, ge=1024, le=65535)
+
+    @field_validator("q_pct")
+    @classmethod
+    def _q_level(cls, v: int) -> int:
+        if v not in Q_LEVELS:
+            raise ValueError(f"{v}: allowed {', '.join(map(str, Q_LEVELS))}")
+        return v
+
+
+def qpr_binary() -> str:
+    return os.environ.get("PRIOLAB_QPR", str(REPO_ROOT / "target" / "release" / "qpr"))
+
+
+class Qpr:
+    kind = "qpr"
+    params_model = QprParams
+
+    def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
+        return []  # no input files: the scene is Table 2 (endpoints/qpr/src/scene.rs)
+
+    def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
+        return {}
+
+    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
+        assert isinstance(params, QprParams)
+        specs: list[ProcessSpec] = []
+        binary = qpr_binary()
+        iw = params.initial_window.bytes() if params.initial_window else 0
+        for i, pair in enumerate(ctx.pairs):
+            tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
+            host_dir, guest_dir = ctx.run_dir / f"host{tag}", ctx.run_dir / f"guest{tag}"
+            cert = host_dir / "cert.der"
+            common = ["--scale", f"{params.scale:g}", "--seed", str(ctx.seed), "--cc", params.cc,
+                      "--idle-timeout-s", f"{params.idle_timeout_s:g}"]  # fmt: skip
+            server = [
+                binary, "--role", "server", "--bind", f"0.0.0.0:{params.port}",
+                "--cert-out", str(cert), "--log-dir", str(host_dir),
+                "--initial-window-bytes", str(iw), *common,
+            ]  # fmt: skip
+            player = [
+                binary, "--role", "player", "--connect", f"{pair.host_ip}:{params.port}",
+                "--cert", str(cert), "--log-dir", str(guest_dir),
+                "--duration-s", f"{ctx.duration_s:g}", "--q-pct", str(params.q_pct),
+                "--buffer-segments", str(params.buffer_segments),
+                "--abr-safety", f"{params.abr_safety:g}", "--lap-s", f"{params.lap_s:g}",
+                "--eod-grace-ms", f"{params.eod_grace_ms:g}", *common,
+            ]  # fmt: skip
+            if ctx.tls_keylog:
+                player += ["--keylog", str(ctx.run_dir / f"{TLS_KEYLOG}{tag}")]
+            specs.append(ProcessSpec(f"qpr-server{tag}", pair.host, server))
+            specs.append(ProcessSpec(f"qpr-player{tag}", pair.guest, player, wait_for_file=cert))
+        return specs
+
+    def tools(self) -> list[list[str]]:
+        return [[qpr_binary(), "--version"]]
+
+    def binaries(self) -> dict[str, str]:
+        return {"qpr": qpr_binary()}
