@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
 use moq::route::Scheme;
 use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
-use quinn::{IdleTimeout, TransportConfig, VarInt};
+use quinn::VarInt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
@@ -115,18 +115,9 @@ impl Args {
     }
 
     pub fn setup(&self) -> Result<quicsetup::Setup> {
-        let mut t = TransportConfig::default();
-        t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
-        let w = VarInt::from_u32(WINDOW_BYTES);
-        t.stream_receive_window(w);
-        t.receive_window(w);
-        t.send_window(u64::from(WINDOW_BYTES));
-        t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        t.max_idle_timeout(Some(
-            IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
-        ));
-        t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
+        let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
+        t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
         match self.cc {
             Cc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
             Cc::Newreno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),

@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 use clap::Parser;
+use quicsetup::summary::{quoted, write_summary};
 use quinn::{ConnectionError, VarInt};
 
 use cli::{Args, RoleArg};
-use quicsetup::summary::{quoted, write_summary};
 
 const EXIT_ERROR: u8 = 1;
 const EXIT_BAD_ARGS: u8 = 2;

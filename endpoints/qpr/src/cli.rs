@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
 use qpr::scene::Scene;
 use qpr::viewport::Geometry;
 use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
-use quinn::{IdleTimeout, TransportConfig, VarInt};
+use quinn::VarInt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
@@ -141,20 +141,11 @@ impl Args {
     }
 
     pub fn setup(&self) -> Result<quicsetup::Setup> {
-        let mut t = TransportConfig::default();
-        t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
-        let w = VarInt::from_u32(WINDOW_BYTES);
-        t.stream_receive_window(w);
-        t.receive_window(w);
-        t.send_window(u64::from(WINDOW_BYTES));
+        let idle = Duration::from_secs_f64(self.idle_timeout_s);
+        let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
         t.max_concurrent_bidi_streams(VarInt::from_u32(1 << 16));
         t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BYTES));
         t.datagram_send_buffer_size(DATAGRAM_SEND_BYTES);
-        let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        t.max_idle_timeout(Some(
-            IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
-        ));
-        t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
         let iw = self.initial_window_bytes;
         match self.cc {
             Cc::Cubic => {
@@ -193,9 +184,4 @@ impl Args {
     }
 }
 
-pub fn now_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
-}
+pub use quicsetup::summary::now_us;

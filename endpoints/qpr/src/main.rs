@@ -5,7 +5,6 @@ mod cli;
 mod player;
 mod server;
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 use clap::Parser;
+use quicsetup::summary::{quoted, write_summary};
 use quinn::{ConnectionError, VarInt};
 
 use cli::{Args, RoleArg};
@@ -31,20 +31,6 @@ fn main() -> ExitCode {
         return ExitCode::from(EXIT_BAD_ARGS);
     }
     quicsetup::run_to_exit("qpr", run(&args))
-}
-
-fn write_summary(dir: &Path, fields: &[(&str, String)]) -> Result<()> {
-    let body: Vec<String> = fields
-        .iter()
-        .map(|(k, v)| format!("  \"{k}\": {v}"))
-        .collect();
-    let p = dir.join("summary.json");
-    std::fs::write(&p, format!("{{\n{}\n}}\n", body.join(",\n")))
-        .with_context(|| format!("writing {}", p.display()))
-}
-
-fn quoted(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 fn path_fields(conn: &quinn::Connection) -> Vec<(&'static str, String)> {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
-use quinn::{Connection, Endpoint, TransportConfig};
+use quinn::{Connection, Endpoint, IdleTimeout, TransportConfig, VarInt};
 use rustls::pki_types::CertificateDer;
 use tokio::time::{timeout, Instant};
 
@@ -42,6 +42,23 @@ pub fn run_to_exit<F: std::future::Future<Output = Result<u8>>>(
             std::process::ExitCode::from(1)
         }
     }
+}
+
+/// What every priolab endpoint's transport starts from: no segmentation offload (DESIGN.md:
+/// per-packet link emulation), flow-control windows of `window_bytes` (stream, connection,
+/// send), the idle timeout and a keep-alive at a quarter of it (at least 100 ms).
+pub fn base_transport(window_bytes: u32, idle: Duration) -> Result<TransportConfig> {
+    let mut t = TransportConfig::default();
+    t.enable_segmentation_offload(false);
+    let w = VarInt::from_u32(window_bytes);
+    t.stream_receive_window(w);
+    t.receive_window(w);
+    t.send_window(u64::from(window_bytes));
+    t.max_idle_timeout(Some(
+        IdleTimeout::try_from(idle).context("the idle timeout is out of range")?,
+    ));
+    t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
+    Ok(t)
 }
 
 /// Why no connection came about in time.
