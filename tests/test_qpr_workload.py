@@ -129,6 +129,11 @@ def test_plan_and_parameters(tmp_path: Path) -> None:
     assert InitialWindow(lowest_rate_mbps=0.4, rtt_ms=20).bytes() == 2400
     argv = w.plan(QprParams(), ctx)[0].argv
     assert argv[argv.index("--initial-window-bytes") + 1] == "0"
+    assert a[a.index("--transport") + 1] == "quic" == b[b.index("--transport") + 1]
+    h2 = w.plan(QprParams(transport="h2", q_pct=0), ctx)
+    assert all(s.argv[s.argv.index("--transport") + 1] == "h2" for s in h2)
+    with pytest.raises(ValueError, match="transport h2 is reliable"):
+        QprParams(transport="h2", q_pct=50)
     with pytest.raises(ValueError, match="allowed 0, 25, 50, 75, 100"):
         QprParams(q_pct=60)
     with pytest.raises(ValueError):
@@ -142,6 +147,7 @@ def test_scenarios_valid_and_initial_window_from_the_trace(name: str) -> None:
     path = REPO / "scenarios" / name
     runs = expand(load(path), path)
     assert {r.params.q_pct for r in runs} >= {0, 50, 100}  # type: ignore[attr-defined]
+    assert {r.params.transport for r in runs} == {"quic", "h2"}  # type: ignore[attr-defined]
     for r in runs:
         trace = r.link.downlink.trace  # type: ignore[union-attr]
         scale = r.params.scale  # type: ignore[attr-defined]

@@ -19,6 +19,14 @@ pub enum RoleArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportArg {
+    /// QUIC: reliable streams and datagrams per --q-pct
+    Quic,
+    /// HTTP/2 over one TCP connection, every object reliable (the baseline; --q-pct 0)
+    H2,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Cc {
     Cubic,
     Newreno,
@@ -47,6 +55,9 @@ pub struct Args {
     pub cert: Option<PathBuf>,
     #[arg(long)]
     pub log_dir: PathBuf,
+    /// Both: QUIC or the HTTP/2-over-TCP baseline (the two sides must agree).
+    #[arg(long, value_enum, default_value_t = TransportArg::Quic)]
+    pub transport: TransportArg,
     /// Player: play this long (s) from the connection, then close and exit 0.
     #[arg(long, default_value_t = 120.0)]
     pub duration_s: f64,
@@ -119,6 +130,12 @@ impl Args {
         }
         if qpr::split::unreliable_count(self.q_pct).is_none() {
             bail!("--q-pct {}: allowed {:?}", self.q_pct, qpr::split::Q_LEVELS);
+        }
+        if self.role == RoleArg::Player && self.transport == TransportArg::H2 && self.q_pct != 0 {
+            bail!(
+                "--transport h2 --q-pct {}: HTTP/2 over TCP is reliable, allowed --q-pct 0",
+                self.q_pct
+            );
         }
         if self.buffer_segments == 0 {
             bail!("--buffer-segments 0: allowed >= 1");

@@ -2,6 +2,7 @@
 //! line and the logs are the harness's contract, see endpoints/README.md.
 
 mod cli;
+mod h2tcp;
 mod player;
 mod server;
 
@@ -15,7 +16,7 @@ use clap::Parser;
 use quicsetup::summary::{quoted, write_summary};
 use quinn::{ConnectionError, VarInt};
 
-use cli::{Args, RoleArg};
+use cli::{Args, RoleArg, TransportArg};
 
 const EXIT_BAD_ARGS: u8 = 2;
 const EXIT_PEER_LOST: u8 = 3;
@@ -48,6 +49,9 @@ fn path_fields(conn: &quinn::Connection) -> Vec<(&'static str, String)> {
 async fn run(args: &Args) -> Result<u8> {
     std::fs::create_dir_all(&args.log_dir)
         .with_context(|| format!("creating {}", args.log_dir.display()))?;
+    if args.transport == TransportArg::H2 {
+        return run_h2(args).await;
+    }
     let setup = args.setup()?;
     let connected = match args.role {
         RoleArg::Server => {
@@ -90,6 +94,7 @@ async fn run(args: &Args) -> Result<u8> {
             let c = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed).to_string();
             let mut f = vec![
                 ("role", quoted("server")),
+                ("transport", quoted("quic")),
                 ("exit_reason", quoted(reason)),
                 (
                     "initial_window_bytes",
@@ -106,7 +111,11 @@ async fn run(args: &Args) -> Result<u8> {
             code
         }
         RoleArg::Player => {
-            let o = player::run(args, &conn).await;
+            let grace = Duration::from_secs_f64(args.eod_grace_ms / 1e3);
+            let o = match player::Fetcher::quic(&conn, grace).await {
+                Ok(f) => player::run(args, f).await,
+                Err(e) => Err(e),
+            };
             let lost = conn.close_reason();
             conn.close(CLOSE_DONE, b"done");
             let o = match o {
@@ -133,16 +142,10 @@ async fn run(args: &Args) -> Result<u8> {
             }
             let mut f = vec![
                 ("role", quoted("player")),
+                ("transport", quoted("quic")),
                 ("exit_reason", quoted(reason)),
-                ("q_pct", args.q_pct.to_string()),
-                ("segments", o.segments.to_string()),
-                ("freezes", o.freezes.to_string()),
-                ("freeze_total_s", format!("{:.3}", o.freeze_total_s)),
-                ("startup_s", format!("{:.3}", o.startup_s)),
-                ("played_s", format!("{:.3}", o.played_s)),
-                ("objects_incomplete", o.objects_incomplete.to_string()),
-                ("datagrams_received", o.datagrams_received.to_string()),
             ];
+            f.extend(player_fields(args, &o));
             f.extend(path_fields(&conn));
             write_summary(&args.log_dir, &f)?;
             code
@@ -150,4 +153,83 @@ async fn run(args: &Args) -> Result<u8> {
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
     Ok(code)
+}
+
+fn player_fields(args: &Args, o: &player::Outcome) -> Vec<(&'static str, String)> {
+    vec![
+        ("q_pct", args.q_pct.to_string()),
+        ("segments", o.segments.to_string()),
+        ("freezes", o.freezes.to_string()),
+        ("freeze_total_s", format!("{:.3}", o.freeze_total_s)),
+        ("startup_s", format!("{:.3}", o.startup_s)),
+        ("played_s", format!("{:.3}", o.played_s)),
+        ("objects_incomplete", o.objects_incomplete.to_string()),
+        ("datagrams_received", o.datagrams_received.to_string()),
+    ]
+}
+
+/// The HTTP/2-over-TCP baseline (h2tcp.rs).
+async fn run_h2(args: &Args) -> Result<u8> {
+    let limit = Duration::from_secs_f64(args.connect_timeout_s);
+    let no_connection = |why: &str| -> Result<u8> {
+        eprintln!("qpr: no connection: {why}");
+        write_summary(&args.log_dir, &[("exit_reason", quoted("no_connection"))])?;
+        Ok(EXIT_NO_CONNECTION)
+    };
+    match args.role {
+        RoleArg::Server => {
+            let bind = args.bind.ok_or_else(|| anyhow!("--bind is required"))?;
+            let marker = args
+                .cert_out
+                .as_deref()
+                .ok_or_else(|| anyhow!("--cert-out"))?;
+            let r0 = h2tcp::tcp_retrans_segs();
+            let Some(clean) = h2tcp::serve(bind, marker, args.scene(), limit).await? else {
+                return no_connection(&format!("no peer within {limit:?}"));
+            };
+            let retrans = match (r0, h2tcp::tcp_retrans_segs()) {
+                (Some(a), Some(b)) => (b - a).to_string(),
+                _ => "null".into(),
+            };
+            let (code, reason) = if clean {
+                (0, "peer_closed")
+            } else {
+                (EXIT_PEER_LOST, "peer_lost")
+            };
+            write_summary(
+                &args.log_dir,
+                &[
+                    ("role", quoted("server")),
+                    ("transport", quoted("h2")),
+                    ("exit_reason", quoted(reason)),
+                    // TCP segments this host retransmitted during the run (/proc/net/snmp)
+                    ("lost_packets", retrans),
+                ],
+            )?;
+            Ok(code)
+        }
+        RoleArg::Player => {
+            let addr = args
+                .connect
+                .ok_or_else(|| anyhow!("--connect is required"))?;
+            let marker = args.cert.as_deref().ok_or_else(|| anyhow!("--cert"))?;
+            let Some(client) = h2tcp::Client::connect(addr, marker, limit).await? else {
+                return no_connection(&format!("no HTTP/2 server at {addr} within {limit:?}"));
+            };
+            let o = player::run(args, player::Fetcher::H2(client)).await?;
+            let (code, reason) = if o.ended == "duration" {
+                (0, "duration")
+            } else {
+                (EXIT_PEER_LOST, "peer_lost")
+            };
+            let mut f = vec![
+                ("role", quoted("player")),
+                ("transport", quoted("h2")),
+                ("exit_reason", quoted(reason)),
+            ];
+            f.extend(player_fields(args, &o));
+            write_summary(&args.log_dir, &f)?;
+            Ok(code)
+        }
+    }
 }

@@ -28,7 +28,7 @@ struct Unreliable {
     eod: HashMap<u32, (EndOfData, Instant)>,
 }
 
-struct Shared {
+pub struct Shared {
     state: Mutex<Unreliable>,
     notify: Notify,
 }
@@ -143,11 +143,120 @@ async fn read_datagrams(conn: Connection, sh: Arc<Shared>) -> u64 {
     total
 }
 
-pub async fn run(args: &Args, conn: &Connection) -> Result<Outcome> {
+/// How the player fetches a segment's objects: QUIC (reliable streams + datagrams) or
+/// HTTP/2 over one TCP connection (every object reliable; the baseline).
+pub enum Fetcher {
+    Quic {
+        conn: Connection,
+        control: SendStream,
+        sh: Arc<Shared>,
+        grace: Duration,
+    },
+    H2(crate::h2tcp::Client),
+}
+
+impl Fetcher {
+    /// Opens the control stream and starts the datagram and end-of-data readers.
+    pub async fn quic(conn: &Connection, grace: Duration) -> Result<Fetcher> {
+        let (mut control, control_recv) =
+            conn.open_bi().await.context("opening the control stream")?;
+        control.write_all(HELLO).await?;
+        let sh = Arc::new(Shared {
+            state: Mutex::new(Unreliable::default()),
+            notify: Notify::new(),
+        });
+        tokio::spawn(read_control(control_recv, sh.clone()));
+        tokio::spawn(read_datagrams(conn.clone(), sh.clone()));
+        Ok(Fetcher::Quic {
+            conn: conn.clone(),
+            control,
+            sh,
+            grace,
+        })
+    }
+
+    fn closed(&self) -> Option<String> {
+        match self {
+            Fetcher::Quic { conn, .. } => conn.close_reason().map(|r| format!("{r}")),
+            Fetcher::H2(c) => c.closed(),
+        }
+    }
+
+    fn datagrams_received(&self) -> u64 {
+        match self {
+            Fetcher::Quic { sh, .. } => {
+                let st = sh.state.lock().expect("lock");
+                st.got.values().map(|g| g.0 as u64).sum()
+            }
+            Fetcher::H2(_) => 0,
+        }
+    }
+
+    fn finish(&mut self) {
+        if let Fetcher::Quic { control, .. } = self {
+            let _ = control.finish();
+        }
+    }
+
+    /// Every object of `pend`; None if `end` came first.
+    async fn fetch(
+        &mut self,
+        segment: u64,
+        pend: &[Pending],
+        end: Instant,
+    ) -> Result<Option<HashMap<u32, Got>>> {
+        let req = |p: &Pending| Request {
+            id: p.id,
+            segment,
+            object: p.object as u8,
+            quality: p.quality as u8,
+        };
+        let mut tasks = Vec::new();
+        let mut unrel_ids = Vec::new();
+        for p in pend {
+            let r = req(p);
+            let task = match self {
+                Fetcher::Quic { conn, .. } if p.reliable => {
+                    let c = conn.clone();
+                    tokio::spawn(async move { (fetch_reliable(c, r).await, now_us()) })
+                }
+                Fetcher::Quic { control, .. } => {
+                    send_request(control, r).await?;
+                    unrel_ids.push(p.id);
+                    continue;
+                }
+                Fetcher::H2(c) => {
+                    let f = c.get(r);
+                    tokio::spawn(async move { (f.await, now_us()) })
+                }
+            };
+            tasks.push((p.id, task));
+        }
+        let all = async {
+            let mut got: HashMap<u32, Got> = HashMap::new();
+            for (id, t) in tasks {
+                let (n, done) = t.await?;
+                got.insert(id, (n?, -1, -1, done));
+            }
+            if let Fetcher::Quic { sh, grace, .. } = self {
+                match wait_unreliable(sh, &unrel_ids, *grace, end).await {
+                    Some(u) => got.extend(u),
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(got))
+        };
+        match tokio::time::timeout_at(end, all).await {
+            Err(_) => Ok(None),
+            Ok(r) => r,
+        }
+    }
+}
+
+pub async fn run(args: &Args, mut fetcher: Fetcher) -> Result<Outcome> {
     let scene = args.scene();
     let geo = args.geometry();
     let unrel_n = split::unreliable_count(args.q_pct).context("--q-pct")?;
-    let grace = Duration::from_secs_f64(args.eod_grace_ms / 1e3);
     let dir = &args.log_dir;
     let mut seg_log = Csv::create(
         dir,
@@ -161,15 +270,6 @@ pub async fn run(args: &Args, conn: &Connection) -> Result<Outcome> {
         "segment,object,rank,quality,reliable,size_bytes,received_bytes,datagrams_expected,\
          datagrams_received,complete,done_us",
     )?;
-    let (mut control, control_recv) = conn.open_bi().await.context("opening the control stream")?;
-    control.write_all(HELLO).await?;
-    let sh = Arc::new(Shared {
-        state: Mutex::new(Unreliable::default()),
-        notify: Notify::new(),
-    });
-    tokio::spawn(read_control(control_recv, sh.clone()));
-    let dgrams = tokio::spawn(read_datagrams(conn.clone(), sh.clone()));
-
     let t0 = Instant::now();
     let t0_us = now_us();
     let at_us = |t: Instant| t0_us + t.duration_since(t0).as_micros() as u64;
@@ -189,8 +289,8 @@ pub async fn run(args: &Args, conn: &Connection) -> Result<Outcome> {
             break;
         }
         tokio::time::sleep_until(req_at).await;
-        if let Some(reason) = conn.close_reason() {
-            ended = format!("{reason}");
+        if let Some(reason) = fetcher.closed() {
+            ended = reason;
             break;
         }
         let media_mid = seg as f64 * SEGMENT_S + SEGMENT_S / 2.0;
@@ -208,57 +308,13 @@ pub async fn run(args: &Args, conn: &Connection) -> Result<Outcome> {
             });
             next_id += 1;
         }
-        let req = |p: &Pending| Request {
-            id: p.id,
-            segment: seg,
-            object: p.object as u8,
-            quality: p.quality as u8,
-        };
-        let mut tasks = Vec::new();
-        let mut unrel_ids = Vec::new();
-        for p in &pend {
-            if p.reliable {
-                let c = conn.clone();
-                let r = req(p);
-                tasks.push((
-                    p.id,
-                    tokio::spawn(async move {
-                        let n = fetch_reliable(c, r).await;
-                        (n, now_us())
-                    }),
-                ));
-            } else {
-                send_request(&mut control, req(p)).await?;
-                unrel_ids.push(p.id);
-            }
-        }
-        let all = async {
-            let mut got: HashMap<u32, Got> = HashMap::new();
-            for (id, t) in tasks {
-                match t.await {
-                    Ok((Ok(n), done)) => {
-                        got.insert(id, (n, -1, -1, done));
-                    }
-                    Ok((Err(e), _)) => return Err(e),
-                    Err(e) => return Err(e.into()),
-                }
-            }
-            match wait_unreliable(&sh, &unrel_ids, grace, end).await {
-                Some(u) => got.extend(u),
-                None => return Ok(None),
-            }
-            Ok(Some(got))
-        };
-        let got = match tokio::time::timeout_at(end, all).await {
-            Err(_) | Ok(Ok(None)) => break, // the session ended mid-segment
-            Ok(Err(e)) => {
-                ended = match conn.close_reason() {
-                    Some(r) => format!("{r}"),
-                    None => format!("{e:#}"),
-                };
+        let got = match fetcher.fetch(seg, &pend, end).await {
+            Ok(None) => break, // the session ended mid-segment
+            Err(e) => {
+                ended = fetcher.closed().unwrap_or_else(|| format!("{e:#}"));
                 break;
             }
-            Ok(Ok(Some(g))) => g,
+            Ok(Some(g)) => g,
         };
         let arrival = Instant::now();
         let before = playout.freezes.len();
@@ -300,7 +356,7 @@ pub async fn run(args: &Args, conn: &Connection) -> Result<Outcome> {
         }
         seg += 1;
     }
-    if conn.close_reason().is_none() {
+    if fetcher.closed().is_none() {
         tokio::time::sleep_until(end).await; // the session lasts its duration
     }
     let (freezes, total, played) = playout.finish(secs(Instant::now().min(end)));
@@ -311,12 +367,8 @@ pub async fn run(args: &Args, conn: &Connection) -> Result<Outcome> {
         .starts()
         .first()
         .map_or(args.duration_s, |&s| s.min(args.duration_s));
-    let _ = control.finish();
-    dgrams.abort();
-    let datagrams_received = {
-        let st = sh.state.lock().expect("lock");
-        st.got.values().map(|g| g.0 as u64).sum()
-    };
+    fetcher.finish();
+    let datagrams_received = fetcher.datagrams_received();
     Ok(Outcome {
         segments: seg,
         freezes,

@@ -7,24 +7,22 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use proctest::{csv_table, free_port, spawn, wait};
+use proctest::{csv_table, free_port, spawn, wait, Table};
 
 const BIN: &str = env!("CARGO_BIN_EXE_qpr");
-
-type Table = Vec<BTreeMap<String, String>>;
 
 fn scratch(name: &str) -> PathBuf {
     proctest::scratch("qs-qpr", name)
 }
 
-/// A 3 s session at `q`; content at 2 % of Table 2 (≤ 0.35 MB per segment), so loopback's
-/// socket buffers hold a whole segment.
-fn session(q: &str) -> (Table, Table, String, String) {
-    let dir = scratch(q);
+/// A 3 s session at `q` over `transport`; content at 2 % of Table 2 (≤ 0.35 MB per
+/// segment), so loopback's socket buffers hold a whole segment.
+fn session(q: &str, transport: &str) -> (Table, Table, String, String) {
+    let dir = scratch(&format!("{transport}{q}"));
     let bind = format!("127.0.0.1:{}", free_port());
     let cert = dir.join("cert.der");
     let (sl, pl) = (dir.join("server"), dir.join("player"));
-    let common = ["--scale", "0.02", "--seed", "5"];
+    let common = ["--scale", "0.02", "--seed", "5", "--transport", transport];
     let mut sa = vec![
         "--role",
         "server",
@@ -76,7 +74,7 @@ fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
 #[test]
 fn q0_and_q100_sessions_follow_the_split_and_log_every_object() {
     for (q, reliable) in [("0", "1"), ("100", "0")] {
-        let (segs, objs, player, server) = session(q);
+        let (segs, objs, player, server) = session(q, "quic");
         assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
         assert!(
             server.contains("\"exit_reason\": \"peer_closed\""),
@@ -128,6 +126,24 @@ fn q0_and_q100_sessions_follow_the_split_and_log_every_object() {
 }
 
 #[test]
+fn the_http2_baseline_fetches_every_object_reliably() {
+    let (segs, objs, player, server) = session("0", "h2");
+    assert!(player.contains("\"transport\": \"h2\""), "{player}");
+    assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
+    assert!(
+        server.contains("\"exit_reason\": \"peer_closed\""),
+        "{server}"
+    );
+    assert!(segs.len() >= 3, "{} segments", segs.len());
+    assert_eq!(objs.len(), 4 * segs.len());
+    assert!(segs[1..].iter().any(|s| s["qualities"] != "0 0 0 0"));
+    for o in &objs {
+        assert_eq!(o["reliable"], "1");
+        assert_eq!(o["received_bytes"], o["size_bytes"]);
+    }
+}
+
+#[test]
 fn bad_arguments_and_a_missing_server_give_their_exit_codes() {
     let dir = scratch("bad");
     let log = dir.join("log");
@@ -151,6 +167,8 @@ fn bad_arguments_and_a_missing_server_give_their_exit_codes() {
     let (c, err) = with(&["--q-pct", "60"]);
     assert_eq!(c, 2, "{err}");
     assert!(err.contains("--q-pct 60"), "{err}");
+    let (c, err) = with(&["--transport", "h2", "--q-pct", "50"]);
+    assert_eq!(c, 2, "{err}");
     let (c, err) = with(&["--scale", "0"]);
     assert_eq!(c, 2, "{err}");
     let (c, err) = with(&["--connect-timeout-s", "0.3"]);

@@ -3,7 +3,7 @@ content) and the headless player in the guest; the media flows host → guest (t
 
 Schemes of the paper map to `q_pct`, the unreliable share of the four objects: Q0 (all
 reliable, the paper's "reliable QUIC"), Q50 (QPR: the top two by viewport priority
-reliable), Q75, Q100 (all datagrams).
+reliable), Q75, Q100 (all datagrams); and `transport: h2`, the HTTP/2-over-TCP baseline.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from priolab.paths import REPO_ROOT
 from priolab.workloads.base import ProcessSpec, RunContext
@@ -41,6 +41,9 @@ class QprParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     q_pct: int = Field(default=50, description="unreliable share of the objects: 0/25/50/75/100")
+    transport: Literal["quic", "h2"] = Field(
+        default="quic", description="QUIC, or the HTTP/2-over-TCP baseline (q_pct 0)"
+    )
     scale: float = Field(
         default=1.0, gt=0.0, le=1.0, description="Table 2 bitrates × this (rescaled with the link)"
     )
@@ -63,6 +66,12 @@ class QprParams(BaseModel):
         if v not in Q_LEVELS:
             raise ValueError(f"{v}: allowed {', '.join(map(str, Q_LEVELS))}")
         return v
+
+    @model_validator(mode="after")
+    def _h2_is_reliable(self) -> QprParams:
+        if self.transport == "h2" and self.q_pct != 0:
+            raise ValueError(f"q_pct {self.q_pct}: transport h2 is reliable, allowed q_pct 0")
+        return self
 
 
 def qpr_binary() -> str:
@@ -89,6 +98,7 @@ class Qpr:
             host_dir, guest_dir = ctx.run_dir / f"host{tag}", ctx.run_dir / f"guest{tag}"
             cert = host_dir / "cert.der"
             common = ["--scale", f"{params.scale:g}", "--seed", str(ctx.seed), "--cc", params.cc,
+                      "--transport", params.transport,
                       "--idle-timeout-s", f"{params.idle_timeout_s:g}"]  # fmt: skip
             server = [
                 binary, "--role", "server", "--bind", f"0.0.0.0:{params.port}",
