@@ -8,8 +8,9 @@ Writes into RESULTS/<scenario>/:
                 percentile bootstrap CI over runs, seeded; see analysis/stats.py)
 - ratios.csv    setting, metric, scheme, reference, ratio (scheme's value ÷ the reference's;
                 reference = the scenario's compare.reference; the ratio of means, without a CI)
-- summary.md    one markdown table per setting: metrics × schemes with CIs, the nopri ÷ pri
-                ratio, and the excluded runs with their reasons
+- summary.md    the workload's header (what the metrics mean, what ran), then one markdown
+                table per setting: metrics × schemes with CIs, each compared scheme ÷ the
+                reference, and the excluded runs with their reasons
 - runs.csv      one row per valid run: its variant names, workload parameters, every metric
 - exclusions.csv  one row per excluded run: path and reasons
 
@@ -29,44 +30,22 @@ import numpy as np
 import pandas as pd
 
 from analysis.compare import Comparison, first
-from analysis.logs import AnalysisError
-from analysis.metrics import CORE_METRICS
+from analysis.logs import AnalysisError, workload_kind
 from analysis.rundirs import Run, find_run_dirs, load_run
 from analysis.stats import N_RESAMPLES, SEED, bootstrap_ci
+from analysis.workload import WorkloadAnalysis, analysis_for
 
 SUMMARY_COLUMNS = [
     "setting", "metric", "scheme", "value", "ci_low", "ci_high", "n_runs", "n_excluded",
 ]  # fmt: skip
-WORKLOAD_COLUMNS = [
-    "video_bitrate_mbps", "fps", "tracking_speed_deg_s", "prio_guest", "prio_host", "fifo_drop",
-    "processing_delay_ms", "warmup_s", "buffer_bytes",
-]  # fmt: skip
 
 
-def buffer_scheme(workload: dict[str, object], endpoint: str) -> str:
-    """What an endpoint's sender buffer B was: `prio` (the channels) or the single FIFO with
-    its drop policy. Runs before issue 10 have no fifo_drop: their FIFO dropped the tail."""
-    if workload.get(f"prio_{endpoint}", True):
-        return "prio"
-    return f"fifo-{workload.get('fifo_drop', 'tail')}-drop"
-
-
-def scheme_description(runs: list[Run]) -> list[str]:
-    """One line per scheme: what ran at the Guest and the Host (from each run's metadata) and
-    the warm-up excluded, so a table never hides which baseline it compares against."""
-    seen: dict[str, set[str]] = {}
+def workload_analysis(runs: list[Run]) -> WorkloadAnalysis:
+    """The analysis of the scenario's workload (the first run whose metadata names one)."""
     for r in runs:
-        g, h = buffer_scheme(r.workload, "guest"), buffer_scheme(r.workload, "host")
-        w = r.workload.get("warmup_s")
-        warm = f"warm-up {w:g} s" if isinstance(w, int | float) else "warm-up default"
-        pd_ms = r.workload.get("processing_delay_ms") or 0
-        seen.setdefault(r.scheme, set()).add(
-            f"Guest {g}, Host {h}, {warm}, processing delay {pd_ms:g} ms"
-        )
-    return [
-        f"- {s}: {'; '.join(sorted(v))}"
-        for s, v in sorted(seen.items(), key=lambda x: scheme_key(x[0]))
-    ]
+        if r.meta.get("run"):
+            return analysis_for(workload_kind(r.meta))
+    return analysis_for("rise")
 
 
 COMPARISON = Comparison()
@@ -81,12 +60,11 @@ def setting_label(run: Run, multi_speed: bool) -> str:
     return f"{run.setting}/{run.speed}" if multi_speed else run.setting
 
 
-def metric_names(runs: list[Run]) -> list[str]:
-    """The core metrics first (all of them when no run has metrics, so the table says what is
-    missing), then every other metric in the order the runs have them. A workload with its
-    own metrics (moq) has none of the core ones."""
+def metric_names(runs: list[Run], core: tuple[str, ...]) -> list[str]:
+    """The workload's core metrics first (all of them when no run has metrics, so the table
+    says what is missing), then every other metric in the order the runs have them."""
     have = [r for r in runs if r.metrics]
-    names = [k for k in CORE_METRICS if not have or any(k in r.metrics for r in have)]
+    names = [k for k in core if not have or any(k in r.metrics for r in have)]
     for r in runs:
         for k in r.metrics:
             if k not in names:
@@ -94,7 +72,7 @@ def metric_names(runs: list[Run]) -> list[str]:
     return names
 
 
-def runs_table(runs: list[Run], multi_speed: bool) -> pd.DataFrame:
+def runs_table(runs: list[Run], multi_speed: bool, columns: tuple[str, ...]) -> pd.DataFrame:
     rows = []
     for r in runs:
         if not r.valid:
@@ -103,20 +81,22 @@ def runs_table(runs: list[Run], multi_speed: bool) -> pd.DataFrame:
             "setting_label": setting_label(r, multi_speed), "setting": r.setting,
             "scheme": r.scheme, "speed": r.speed, "rep": r.rep, "path": str(r.path),
         }  # fmt: skip
-        for k in WORKLOAD_COLUMNS:
+        for k in columns:
             row[k] = r.workload.get(k)
         row.update(r.metrics)
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def summarise(runs: list[Run]) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
-    """(summary table, ratios table, multi_speed) from loaded runs."""
+def summarise(
+    runs: list[Run], core: tuple[str, ...] = ()
+) -> tuple[pd.DataFrame, pd.DataFrame, bool]:
+    """(summary table, ratios table, multi_speed) from loaded runs; `core` metrics first."""
     multi_speed = len({r.speed for r in runs}) > 1
     groups: dict[tuple[str, str], list[Run]] = {}
     for r in runs:
         groups.setdefault((setting_label(r, multi_speed), r.scheme), []).append(r)
-    names = metric_names(runs)
+    names = metric_names(runs, core)
     settings = list(dict.fromkeys(setting_label(r, multi_speed) for r in runs))
     rows = []
     for setting in settings:
@@ -178,8 +158,15 @@ def exclusion_lines(runs: list[Run], root: Path) -> list[str]:
 
 
 def markdown(
-    summary: pd.DataFrame, ratio: pd.DataFrame, runs: list[Run], root: Path, name: str
+    summary: pd.DataFrame,
+    ratio: pd.DataFrame,
+    runs: list[Run],
+    root: Path,
+    name: str,
+    header: list[str] | None = None,
 ) -> str:
+    """summary.md: the generic head (runs, CIs), the workload's `header` lines (what its
+    metrics mean and what ran), one table per setting, the excluded runs."""
     n_valid = sum(r.valid for r in runs)
     lines = [
         f"# {name}: summary",
@@ -187,17 +174,9 @@ def markdown(
         f"{len(runs)} run(s) found, {n_valid} valid, {len(runs) - n_valid} excluded. "
         f"Value = mean over valid runs; [low, high] = 95 % percentile bootstrap CI over runs "
         f"({N_RESAMPLES} resamples, seed {SEED}; one run: low = high = value); "
-        "(n) = runs with a value. Guest's perspective unless the metric ends in _host. "
-        "— = no data. Percentiles, freezes, stalls and displayed fps exclude each run's "
-        "warm-up; a stall is a display gap ≥ max(3/fps, 1/fps + 150 ms), including the gap "
-        "from the last display to the end of the run (analysis/README.md).",
+        "(n) = runs with a value. — = no data.",
         "",
-        "What ran (sender buffer B per endpoint: prio = priority channels; fifo-head-drop = "
-        "one FIFO dropping its oldest datagram when full, as vanilla quinn; fifo-tail-drop = "
-        "one FIFO dropping the new datagram):",
-        "",
-        *scheme_description(runs),
-        "",
+        *(header or []),
     ]
     for setting, g in summary.groupby("setting", sort=False):
         schemes = sorted(g["scheme"].unique(), key=scheme_key)
@@ -235,17 +214,18 @@ def aggregate(scenario_dir: Path, recompute: bool = False) -> dict[str, object]:
     runs = [load_run(p, recompute) for p in paths]
     global COMPARISON
     COMPARISON = first(r.meta for r in runs)
-    summary, ratio, multi_speed = summarise(runs)
+    wa = workload_analysis(runs)
+    summary, ratio, multi_speed = summarise(runs, wa.core_metrics)
     summary.to_csv(scenario_dir / "summary.csv", index=False)
     ratio.to_csv(scenario_dir / "ratios.csv", index=False)
-    runs_table(runs, multi_speed).to_csv(scenario_dir / "runs.csv", index=False)
+    runs_table(runs, multi_speed, wa.run_columns).to_csv(scenario_dir / "runs.csv", index=False)
     pd.DataFrame(
         [{"path": str(r.path.relative_to(scenario_dir)), "setting": r.setting,
           "scheme": r.scheme, "speed": r.speed, "rep": r.rep, "reasons": "; ".join(r.reasons)}
          for r in runs if not r.valid],
         columns=["path", "setting", "scheme", "speed", "rep", "reasons"],
     ).to_csv(scenario_dir / "exclusions.csv", index=False)  # fmt: skip
-    md = markdown(summary, ratio, runs, scenario_dir, scenario_dir.name)
+    md = markdown(summary, ratio, runs, scenario_dir, scenario_dir.name, wa.summary_header(runs))
     (scenario_dir / "summary.md").write_text(md)
     return {
         "runs": len(runs),

@@ -1,7 +1,8 @@
 """Read one run directory's raw logs, checked against the documented schema.
 
-Schema sources: endpoints/README.md (the `rise` CSVs and summary.json), netem/README.md (the
-linkem stats JSON lines), priolab/run.py (metadata.json). A missing or empty file is not an
+The generic readers: a CSV log against the schema its workload gives
+(priolab/workloads/<kind>/), the linkem stats JSON lines (netem/README.md), JSON files and
+metadata.json (priolab/engine/finish.py). A missing or empty file is not an
 error (an invalid run may have no logs): it reads as an empty table with the right columns.
 A file that is there but malformed raises AnalysisError naming the file, the line or column,
 and what is allowed.
@@ -18,80 +19,6 @@ import numpy as np
 import pandas as pd
 
 from priolab.engine import rundir
-
-ENDPOINTS = ("guest", "host")
-
-# column -> dtype; the order is the documented header order
-CSV_SCHEMAS: dict[str, dict[str, str]] = {
-    "frames_sent.csv": {
-        "frame_id": "int64",
-        "frame_type": "str",
-        "size_bytes": "int64",
-        "frag_cnt": "int64",
-        "encode_time_us": "int64",
-        "tracking_sample_id": "int64",
-    },
-    "frames_displayed.csv": {
-        "frame_id": "int64",
-        "frame_type": "str",
-        "display_time_us": "int64",
-        "tracking_sample_id": "int64",
-        "tracking_gen_time_us": "int64",
-        "mtp_ms": "float64",
-    },
-    "tracking_sent.csv": {
-        "sample_id": "int64",
-        "gen_time_us": "int64",
-        "yaw_rad": "float64",
-        "pitch_rad": "float64",
-        "roll_rad": "float64",
-    },
-    "tracking_received.csv": {
-        "sample_id": "int64",
-        "recv_time_us": "int64",
-        "gen_time_us": "int64",
-    },
-    "channels.csv": {
-        "time_us": "int64",
-        "channel": "str",
-        "enqueued": "int64",
-        "sent": "int64",
-        "dropped_ingress": "int64",
-        "evicted": "int64",
-        "retransmitted": "int64",
-        "bytes_sent": "int64",
-    },
-    "path_stats.csv": {
-        "time_us": "int64",
-        "rtt_ms": "float64",
-        "cwnd_bytes": "int64",
-        "lost_packets": "int64",
-        "sent_packets": "int64",
-        "bytes_sent": "int64",
-        "bytes_received": "int64",
-        "congestion_events": "int64",
-    },
-    # added with issue 10; absent in older runs (reads as an empty table)
-    "sender.csv": {
-        "time_us": "int64",
-        "queued_bytes_mean": "int64",
-        "queued_bytes_max": "int64",
-        "limited_us": "int64",
-    },
-}
-
-ALLOWED_VALUES: dict[tuple[str, str], set[str]] = {
-    ("frames_sent.csv", "frame_type"): {"key", "delta"},
-    ("frames_displayed.csv", "frame_type"): {"key", "delta"},
-    ("channels.csv", "channel"): {"tracking", "video", "ack"},
-}
-
-# cells the `rise` endpoint leaves empty when there is no value (endpoints/rise/src/logs.rs
-# writes `opt(None)` as ""): a frame displayed before any tracking sample of this endpoint
-NULLABLE: set[tuple[str, str]] = {
-    ("frames_displayed.csv", "tracking_gen_time_us"),
-    ("frames_displayed.csv", "mtp_ms"),
-}
 
 LINKEM_SCHEMA: dict[str, str] = {
     "t_s": "float64",
@@ -122,7 +49,9 @@ def empty_frame(schema: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def _cast(df: pd.DataFrame, schema: dict[str, str], path: Path) -> pd.DataFrame:
+def _cast(
+    df: pd.DataFrame, schema: dict[str, str], path: Path, nullable: frozenset[str]
+) -> pd.DataFrame:
     out: dict[str, pd.Series] = {}
     for col, dtype in schema.items():
         s = df[col]
@@ -130,9 +59,9 @@ def _cast(df: pd.DataFrame, schema: dict[str, str], path: Path) -> pd.DataFrame:
             out[col] = s.astype(str).str.strip()
             continue
         num = pd.to_numeric(s, errors="coerce")
-        nullable = (path.name, col) in NULLABLE
-        bad = num.isna() & (s.notna() if nullable else True)  # empty cells only if nullable
-        if nullable and dtype == "int64":
+        is_nullable = col in nullable
+        bad = num.isna() & (s.notna() if is_nullable else True)  # empty cells only if nullable
+        if is_nullable and dtype == "int64":
             dtype = "Int64"
         if bad.any():
             i = int(np.flatnonzero(bad.to_numpy())[0])
@@ -152,10 +81,19 @@ def _cast(df: pd.DataFrame, schema: dict[str, str], path: Path) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def read_log_csv(path: Path, name: str | None = None) -> pd.DataFrame:
-    """One `rise` CSV. Missing file or header-only file → empty table with the schema."""
-    name = name or path.name
-    schema = CSV_SCHEMAS[name]
+def read_csv_checked(
+    path: Path,
+    schema: dict[str, str],
+    *,
+    nullable: frozenset[str] = frozenset(),
+    allowed: dict[str, set[str]] | None = None,
+    doc: str = "its workload's README",
+) -> pd.DataFrame:
+    """A CSV log against its schema (column → dtype; `nullable` columns may have empty cells,
+    `allowed` limits a column's values). Missing file or header-only file → empty table with
+    the schema; a last line without its newline (a writer killed mid-line) is dropped and
+    `df.attrs["truncated_last_line"]` says so. Anything else malformed raises AnalysisError
+    naming the file, line, column and what is allowed (`doc` says where the schema is)."""
     if not path.is_file() or path.stat().st_size == 0:
         return empty_frame(schema)
     text = path.read_text()
@@ -173,19 +111,18 @@ def read_log_csv(path: Path, name: str | None = None) -> pd.DataFrame:
     missing = [c for c in schema if c not in df.columns]
     if missing:
         raise AnalysisError(
-            f"{path}: header lacks column(s) {missing}; expected {list(schema)} "
-            "(endpoints/README.md)"
+            f"{path}: header lacks column(s) {missing}; expected {list(schema)} ({doc})"
         )
-    df = _cast(df[list(schema)], schema, path)
+    df = _cast(df[list(schema)], schema, path, nullable)
     df.attrs["truncated_last_line"] = truncated
-    for (fname, col), allowed in ALLOWED_VALUES.items():
-        if fname == name and len(df):
-            bad = ~df[col].isin(allowed)
+    for col, ok in (allowed or {}).items():
+        if len(df):
+            bad = ~df[col].isin(ok)
             if bad.any():
                 i = int(np.flatnonzero(bad.to_numpy())[0])
                 raise AnalysisError(
                     f"{path}: line {i + 2}, column {col!r}: {df[col].iloc[i]!r} is not one of "
-                    f"{sorted(allowed)}"
+                    f"{sorted(ok)}"
                 )
     return df
 

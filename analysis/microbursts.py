@@ -194,11 +194,11 @@ def make_figure(
 def fig_microbursts(runs: pd.DataFrame, out: Path) -> list[str]:
     """The figures hook: `microbursts_<scheme>` for the first run of each scheme (the one
     `timeseries_<scheme>` shows) that has a packet log."""
-    from analysis.figures import _pick_run
+    from analysis.figures import pick_run
 
     notes = []
     for scheme in dict.fromkeys(runs["scheme"]):
-        r = _pick_run(runs, scheme)
+        r = pick_run(runs, scheme)
         if r is None:
             continue
         run_dir = Path(r["path"])

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from analysis.logs import AnalysisError, read_metadata
+from analysis.logs import AnalysisError, read_metadata, workload_kind
 from analysis.metrics import read_metrics, run_metrics
+from analysis.workload import analysis_for
 from priolab.engine import rundir
 
 
@@ -45,7 +46,7 @@ def load_run(path: Path, recompute: bool = False) -> Run:
     )
     metrics: dict[str, float] = {}
     if valid:
-        m = None if recompute else _fresh_metrics(path)
+        m = None if recompute else _fresh_metrics(path, meta)
         try:
             if m is None:
                 run_metrics(path)
@@ -60,12 +61,13 @@ def load_run(path: Path, recompute: bool = False) -> Run:
     return Run(path, at.setting, at.scheme, at.speed, str(at.rep), meta, valid, reasons, metrics)
 
 
-def _fresh_metrics(path: Path) -> dict[str, Any] | None:
+def _fresh_metrics(path: Path, meta: dict[str, Any]) -> dict[str, Any] | None:
+    """metrics.json, unless a log of the run is newer (the workload says where its logs are)."""
     mj = path / rundir.METRICS
     if not mj.is_file():
         return None
     t = mj.stat().st_mtime
-    for ep in ("guest", "host"):
+    for ep in analysis_for(workload_kind(meta)).log_dirs:
         d = path / ep
         if d.is_dir() and any(f.stat().st_mtime > t for f in d.iterdir()):
             return None

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.logs import read_log_csv
-from analysis.stalls import Window, stall_spans_us
+from priolab.workloads.rise.logs import read_log_csv
+from priolab.workloads.rise.stalls import Window, stall_spans_us
 
 # the Host's path_stats row that shows a loss comes up to one 100 ms row plus its loss
 # detection (≈ 9/8 RTT) after the packet was sent

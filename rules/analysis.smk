@@ -68,4 +68,4 @@ rule predictor_map:
         out=f"{RESULTS}/predictor",
     shell:
         "target/release/rise-sim --grid --reps 2 > {output.grid:q}"
-        " && {PY:q} -m analysis.predictor_map {output.grid:q} {params.out:q}"
+        " && {PY:q} -m priolab.workloads.rise.predictor_map {output.grid:q} {params.out:q}"

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from analysis.aggregate import aggregate
-from analysis.synthetic import SynthRun, run_path, write_run
 from priolab.errors import ScenarioError
 from priolab.scenario import expand, load
+from priolab.workloads.rise.synthetic import SynthRun, run_path, write_run
 
 
 def _tree(results: Path, compare: dict | None) -> Path:

@@ -8,9 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.freeze import detect_freezes
-from analysis.logs import CSV_SCHEMAS, empty_frame
-from analysis.metrics import (
+from analysis.logs import empty_frame
+from priolab.workloads.rise.freeze import detect_freezes
+from priolab.workloads.rise.logs import CSV_SCHEMAS
+from priolab.workloads.rise.metrics import (
     channel_counters,
     compute_metrics,
     goodput_mbps,

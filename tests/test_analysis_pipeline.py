@@ -12,12 +12,14 @@ import pytest
 
 from analysis.aggregate import SUMMARY_COLUMNS, aggregate
 from analysis.figures import make_figures
-from analysis.logs import AnalysisError, read_linkem_stats, read_log_csv
+from analysis.logs import AnalysisError, read_linkem_stats
 from analysis.metrics import read_metrics, run_metrics
 from analysis.show import show
 from analysis.stats import bootstrap_ci, bootstrap_ci_rows
-from analysis.synthetic import T0_US, SynthRun, run_path, write_run
-from analysis.tables import build_tables, write_tables
+from analysis.tables import write_tables
+from priolab.workloads.rise.logs import read_log_csv
+from priolab.workloads.rise.synthetic import T0_US, SynthRun, run_path, write_run
+from priolab.workloads.rise.tables import build_tables
 
 SCHEMES = ("nopri", "pri")
 
@@ -223,7 +225,7 @@ def test_empty_cells_where_the_endpoint_writes_none(tmp_path: Path):
     p.write_text(DISPLAYED_HEADER + "0,key,5000,-1,,\n1,delta,9000,3,4000,5.000\n")
     df = read_log_csv(p)
     assert df["tracking_gen_time_us"].isna().tolist() == [True, False]
-    from analysis.metrics import mtp_ms
+    from priolab.workloads.rise.metrics import mtp_ms
 
     m = mtp_ms(df)
     assert math.isnan(m[0]) and m[1] == pytest.approx((9000 - 4000) / 1000)
@@ -283,8 +285,7 @@ def test_ablation_and_bitrate_figures(tmp_path: Path):
 def test_policer_drops_counted_and_absent_in_old_stats(tmp_path: Path):
     """A policed direction's drops reach the metrics; a stats file from a linkem without the
     policer (no `drops_police` key) reads as 0 police drops, not as an error."""
-    from analysis.metrics import linkem_metrics
-    from analysis.tables import DIRECTION
+    from analysis.link import DIRECTION, linkem_metrics
 
     base = {"arrivals": 100, "departures": 90, "bytes_out": 9000, "drops_queue": 2,
             "drops_loss": 1, "oversized": 0, "queue_bytes": 0, "queue_delay_ms_mean": 0.0,

@@ -9,10 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.logs import CSV_SCHEMAS, LINKEM_SCHEMA, empty_frame
-from analysis.metrics import compute_metrics, endpoint_window
-from analysis.regime import cwnd_metrics, sender_metrics, tracking_delays, tracking_metrics
-from analysis.stalls import Window, stall_threshold_ms, stalls, undisplayed
+from analysis.logs import LINKEM_SCHEMA, empty_frame
+from priolab.workloads.rise.logs import CSV_SCHEMAS
+from priolab.workloads.rise.metrics import compute_metrics, endpoint_window
+from priolab.workloads.rise.regime import (
+    cwnd_metrics,
+    sender_metrics,
+    tracking_delays,
+    tracking_metrics,
+)
+from priolab.workloads.rise.stalls import Window, stall_threshold_ms, stalls, undisplayed
 
 T0 = 1_700_000_000_000_000
 S = 1_000_000

@@ -84,6 +84,12 @@ def test_aggregate_figures_and_table(scenario: Path) -> None:
     row = s[(s["metric"] == "otdr_I_700ms") & (s["scheme"] == "ft")].iloc[0]
     assert row["value"] == 1 and row["n_runs"] == 2
     assert "mtp_median_ms" not in set(s["metric"])  # no RISE metrics for a moq scenario
+    # the summary's header is the workload's: moq's metrics and delivery schemes, no RISE terms
+    md = (scenario / "summary.md").read_text()
+    head = md.split("\n## ", 1)[0]
+    assert "otdr_<b>ms" in head and "- ft: delivery ft" in head
+    for rise_term in ("Guest", "warm-up", "sender buffer B", "stall"):
+        assert rise_term not in head, rise_term
     made, _ = make_figures(scenario)
     names = {p.stem for p in made}
     assert names == {"moq_latency_I", "moq_latency_P", "moq_latency_B", "moq_latency_all",

@@ -1,4 +1,5 @@
-"""analysis.predictor_map: cells and ratios from rise-sim grid lines, and the figure."""
+"""The rise predictor map (priolab.workloads.rise.predictor_map): cells and ratios from
+rise-sim grid lines, and the figure."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.predictor_map import cells, load_grid, main
+from priolab.workloads.rise.predictor_map import cells, load_grid, main
 
 
 def _line(

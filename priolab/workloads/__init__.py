@@ -7,6 +7,10 @@ model, the processes it plans per node, the tools whose versions a run records; 
 its own log readers and metrics beside them. The registry below finds every folder that
 defines `WORKLOAD`, so a new workload plugs in without touching the engine or the scenario
 model (`workload.kind` is checked against this registry).
+
+A folder may also hold `analysis.py` whose `ANALYSIS` implements
+`analysis.workload.WorkloadAnalysis` (its tables, metrics, summary header and figures);
+analysis/ finds it through `PACKAGES` and imports it only when a run of that kind is analysed.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ import importlib
 import pkgutil
 
 from priolab.workloads.base import Workload
+
+PACKAGES: dict[str, str] = {}
+"""kind → the workload folder's package (`priolab.workloads.<folder>`)."""
 
 
 def _discover() -> dict[str, Workload]:
@@ -25,6 +32,7 @@ def _discover() -> dict[str, Workload]:
         w = getattr(importlib.import_module(f"{__name__}.{mod.name}"), "WORKLOAD", None)
         if w is not None:
             found[w.kind] = w
+            PACKAGES[w.kind] = f"{__name__}.{mod.name}"
     return found
 
 

@@ -20,11 +20,16 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
+from analysis.logs import AnalysisError
 from priolab.workloads.moq.otdr import display_delay_ms, otdr
+
+if TYPE_CHECKING:
+    from analysis.rundirs import Run
 
 TYPES = ("I", "P", "B")
 BUDGETS_MS = (500, 700, 1000)  # the summary table's budgets
@@ -126,3 +131,56 @@ def run_analysis(run_dir: Path, tables_dir: str = "tables") -> dict[str, float]:
     out.mkdir(exist_ok=True)
     frames.to_parquet(out / FRAMES_TABLE, index=False)
     return metrics(frames)
+
+
+class MoqAnalysis:
+    """The `moq` workload's part of analysis/ (analysis.workload.WorkloadAnalysis)."""
+
+    core_metrics: tuple[str, ...] = ()
+    run_columns: tuple[str, ...] = ("scheme", "cc", "max_group_lag")
+    log_dirs: tuple[str, ...] = ("guest", "host")
+
+    def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
+        try:
+            frames = frames_table(run_dir)
+        except MoqLogError as e:
+            raise AnalysisError(str(e)) from None
+        tables_dir.mkdir(exist_ok=True)
+        frames.to_parquet(tables_dir / FRAMES_TABLE, index=False)
+        return {FRAMES_TABLE: len(frames)}
+
+    def metrics(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> tuple[dict[str, float], dict[str, Any]]:
+        try:
+            return run_analysis(run_dir, tables_dir.name), {}
+        except MoqLogError as e:
+            raise AnalysisError(str(e)) from None
+
+    def summary_header(self, runs: list[Run]) -> list[str]:
+        ran: dict[str, set[str]] = {}
+        for r in runs:
+            w = r.workload
+            ran.setdefault(r.scheme, set()).add(
+                f"delivery {w.get('scheme', 'fefs')}, congestion control {w.get('cc', 'cubic')}"
+            )
+        return [
+            "The subscriber's view, per frame the publisher released. otdr_<b>ms = share of "
+            "frames displayable within b ms of their capture (the frame and every frame it "
+            "depends on arrived; a frame that never arrived is never on time); latency = "
+            "arrival − capture of the frames that arrived; lost_<T>_pct = frames of type T "
+            "that never arrived (priolab/workloads/moq/README.md).",
+            "",
+            "What ran:",
+            "",
+            *[f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(ran.items())],
+            "",
+        ]
+
+    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
+        from priolab.workloads.moq.figures import make_figures
+
+        return make_figures(runs, scenario_dir)
+
+
+ANALYSIS = MoqAnalysis()

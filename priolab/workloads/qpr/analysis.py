@@ -156,3 +156,54 @@ def _scale(run_dir: Path) -> float:
         return float(meta["run"]["workload"].get("scale", 1.0))
     except (OSError, KeyError, TypeError, ValueError, json.JSONDecodeError):
         return 1.0
+
+
+class QprAnalysis:
+    """The `qpr` workload's part of analysis/ (analysis.workload.WorkloadAnalysis)."""
+
+    core_metrics: tuple[str, ...] = ()
+    run_columns: tuple[str, ...] = ("q_pct", "scale", "cc", "buffer_segments")
+    log_dirs: tuple[str, ...] = ("guest", "host")
+
+    def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
+        from analysis.logs import AnalysisError
+
+        try:
+            return dict(write_tables(run_dir, tables_dir.name))
+        except QprLogError as e:
+            raise AnalysisError(str(e)) from None
+
+    def metrics(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> tuple[dict[str, float], dict[str, Any]]:
+        from analysis.logs import AnalysisError
+
+        try:
+            return run_analysis(run_dir, tables_dir.name, meta["run"].get("duration_s")), {}
+        except QprLogError as e:
+            raise AnalysisError(str(e)) from None
+
+    def summary_header(self, runs: list[Any]) -> list[str]:
+        ran: dict[str, set[str]] = {}
+        for r in runs:
+            w = r.workload
+            ran.setdefault(r.scheme, set()).add(
+                f"unreliable share {w.get('q_pct', 50)} %, content scale {w.get('scale', 1.0):g}"
+            )
+        return [
+            "The player's view: per-segment throughput, the playout model's freezes beside the "
+            "media played, the quality per priority rank (priolab/workloads/qpr/README.md).",
+            "",
+            "What ran:",
+            "",
+            *[f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(ran.items())],
+            "",
+        ]
+
+    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
+        from priolab.workloads.qpr.figures import make_figures
+
+        return make_figures(runs, scenario_dir)
+
+
+ANALYSIS = QprAnalysis()

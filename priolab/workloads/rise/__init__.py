@@ -23,8 +23,8 @@ from traces.tracking_layouts import TrackingSource
 # ringmaster's decoder rejects frames of 1,000,000 bytes or more (MAX_DECODING_BUF,
 # src/app/decoder.cc): the endpoint caps every frame one byte below (rise-core MAX_FRAME_BYTES)
 MAX_FRAME_BYTES = 999_999
-# warm-up excluded from the metrics (analysis/README.md): assumption, 3 s = 10 % of a 30 s
-# run; it covers the handshake, slow start (~10 RTTs = 0.2 s at 21 ms to the cwnd the quick
+# warm-up excluded from the metrics (this folder's README.md): assumption, 3 s = 10 % of a
+# 30 s run; it covers the handshake, slow start (~10 RTTs = 0.2 s at 21 ms to the cwnd the quick
 # runs reach) and the first key frame (≤ 1 MB: ≥ 0.27 s at 30 Mbit/s) with its one-second
 # payback, the start-up transient in which the quick runs' only p99 difference appeared
 DEFAULT_WARMUP_S = 3.0

@@ -1,5 +1,5 @@
 """Display gaps that the freeze rate cannot see: stalls, longest gap, displayed fps, frames
-never displayed. Pure functions; definitions in analysis/README.md.
+never displayed. Pure functions; definitions in priolab/workloads/rise/README.md.
 
 The freeze rate judges only intervals *between displayed frames*, so a stream that stops
 displaying scores 0 %. Here the run's start and end are display "boundaries" too: the gap from

@@ -2,7 +2,7 @@
 
 For tests and for trying the analysis without the endpoints:
 
-    python -m analysis.synthetic OUT_RESULTS_DIR [--scenario NAME]
+    python -m priolab.workloads.rise.synthetic OUT_RESULTS_DIR [--scenario NAME]
 
 writes OUT/<scenario>/<setting>/<scheme>/<speed>/r<rep>/ for a small matrix. The numbers are
 a toy model (constant one-way delay plus jitter, an optional stall), not a simulation.
@@ -227,7 +227,9 @@ def write_tree(results: Path, scenario: str = "synth", reps: int = 2) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.synthetic", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m priolab.workloads.rise.synthetic", description=__doc__
+    )
     ap.add_argument("results", type=Path)
     ap.add_argument("--scenario", default="synth")
     ap.add_argument("--reps", type=int, default=2)

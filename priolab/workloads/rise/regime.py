@@ -1,5 +1,5 @@
 """Regime diagnostics of one run and tracking delivery (pure functions over the run's tables;
-definitions in analysis/README.md): is the sender held below its offered load, how full B
+definitions in this folder's README.md): is the sender held below its offered load, how full B
 was, and whether the peer's tracking samples arrive."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.stalls import Window
+from priolab.workloads.rise.stalls import Window
 
 NAN = float("nan")
 DIRECTIONS = {"up": ("guest", "host"), "down": ("host", "guest")}  # sender, receiver

@@ -1,6 +1,6 @@
 """The regime map from the predictor (endpoints/rise-sim): where prioritisation matters.
 
-    python -m analysis.predictor_map GRID.jsonl OUT_DIR
+    python -m priolab.workloads.rise.predictor_map GRID.jsonl OUT_DIR
 
 GRID.jsonl is `rise-sim --grid` output (one run per line: uplink loss × uplink queue depth ×
 scheme × seed). Per cell, the mean over seeds of each scheme's Guest median MTP and stall time;
@@ -148,7 +148,9 @@ def draw(c: pd.DataFrame, out: Path, n_seeds: int) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.predictor_map", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m priolab.workloads.rise.predictor_map", description=__doc__
+    )
     ap.add_argument("grid", type=Path)
     ap.add_argument("out", type=Path)
     args = ap.parse_args(argv)
