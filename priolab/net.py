@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mininet.net import Mininet
@@ -51,6 +51,8 @@ class Network:
     emu_up_in: str  # the emulator's interface facing the guest/senders
     emu_up_out: str  # the one facing the host/receivers
     pairs: tuple[Pair, ...]
+    state_id: str = ""  # its record for `priolab clean` (engine/sites/mininet.py's session)
+    state: dict[str, Any] = field(default_factory=dict)
 
     def node(self, name: str) -> MininetExec:
         return MininetExec(self.net[name])
@@ -76,8 +78,26 @@ def node_names(topology: Topology) -> list[str]:
     return list(_topo(topology)[0].hosts())
 
 
-def build(topology: Topology) -> Network:
-    """Build and start the network. The caller must call `net.stop()` (see run.py)."""
+def _quiet(net: Mininet, pairs: tuple[Pair, ...]) -> None:
+    """Only the workload's own packets cross the link: IPv6 off in every node (no router or
+    neighbour solicitations), static ARP entries between each pair (no ARP exchange)."""
+    for h in net.hosts:
+        for key in ("all", "default"):
+            MininetExec(h).run(["sysctl", "-qw", f"net.ipv6.conf.{key}.disable_ipv6=1"],
+                               check=False)  # fmt: skip
+    for p in pairs:
+        g, h = net[p.guest], net[p.host]
+        gi, hi = g.defaultIntf(), h.defaultIntf()
+        MininetExec(g).run(["ip", "neigh", "replace", p.host_ip, "lladdr", hi.MAC(), "dev",
+                            gi.name])  # fmt: skip
+        MininetExec(h).run(["ip", "neigh", "replace", p.guest_ip, "lladdr", gi.MAC(), "dev",
+                            hi.name])  # fmt: skip
+
+
+def build(topology: Topology, *, quiet: bool = False) -> Network:
+    """Build and start the network. The caller must call `net.stop()` (see run.py).
+    `quiet` (the calibration): IPv6 off and static ARP, so nothing but the workload's own
+    packets crosses the emulated link."""
     topo, pairs = _topo(topology)
     net = Mininet(topo=topo, controller=None, switch=None, build=False, waitConnected=False)
     try:
@@ -88,6 +108,8 @@ def build(topology: Topology) -> Network:
         if topology.kind == "dumbbell" and not net.switches:
             for side in ("left", "right"):
                 bridge(_runner(net[side]), "br0", _intfs(net[side]))
+        if quiet:
+            _quiet(net, pairs)
     except BaseException:
         net.stop()
         raise

@@ -78,7 +78,7 @@ class Site:
     """Where a run happens: its nodes and how the emulated link is placed."""
 
     kind: Literal["mininet", "testbed"]
-    backend: Literal["tc", "userspace"]
+    backend: Literal["tc", "userspace", "bridge"]  # bridge: no emulation (the direct path)
     backend_reason: str
     requested_backend: str
     shaper: Literal["router", "endpoints"]
@@ -170,12 +170,33 @@ def _link_process(name: str, argv: list[str], **kw: Any) -> ProcessPlan:
     return ProcessPlan(name, argv, 0.0, False, [0], out, err, link=True, **kw)
 
 
+def _bridge_argv(up_in: str, up_out: str) -> list[list[str]]:
+    """A plain Linux bridge joining the emulator node's two interfaces."""
+    return [
+        ["ip", "link", "add", "name", BRIDGE_NAME, "type", "bridge"],
+        ["ip", "link", "set", up_in, "master", BRIDGE_NAME],
+        ["ip", "link", "set", up_out, "master", BRIDGE_NAME],
+        ["ip", "link", "set", BRIDGE_NAME, "up"],
+    ]
+
+
 def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
     """The link part of a run: setup/teardown/stats argv lists per node, and link processes
     (linkem; the tc trace replayer) with the files they read."""
     link: dict[str, Any] = {"setup": {}, "teardown": {}, "stats": {}, "processes": {},
                             "files": {}, "outputs": {}}  # fmt: skip
     up_in, up_out = site.emu_ifaces
+    if site.backend == "bridge":  # the direct path (calibration's reference): no emulation
+        if site.emulator is None:
+            raise PlanError("link.backend: 'bridge' needs a node between guest and host")
+        bridge = _bridge_argv(up_in, up_out)
+        link["setup"][site.emulator] = [{"argv": a, "check": True} for a in bridge]
+        link["teardown"][site.emulator] = [
+            {"argv": ["ip", "link", "del", BRIDGE_NAME], "check": False}
+        ]
+        link["applied"] = {"backend": "bridge", "commands": bridge,
+                           "node": site.nodes[site.emulator].name}  # fmt: skip
+        return link
     if site.backend == "userspace":
         if site.emulator is None:
             raise PlanError("link.backend: 'userspace' (linkem) is a bump in the wire: it needs "
@@ -216,12 +237,7 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
         link["setup"][key], link["teardown"][key], link["stats"][key] = [], [], []
     if site.shaper == "router":
         assert site.emulator is not None
-        bridge = [
-            ["ip", "link", "add", "name", BRIDGE_NAME, "type", "bridge"],
-            ["ip", "link", "set", up_in, "master", BRIDGE_NAME],
-            ["ip", "link", "set", up_out, "master", BRIDGE_NAME],
-            ["ip", "link", "set", BRIDGE_NAME, "up"],
-        ]
+        bridge = _bridge_argv(up_in, up_out)
         link["setup"][site.emulator] += [{"argv": a, "check": True} for a in bridge]
         commands += bridge
     for key in ("uplink", "downlink"):

@@ -1,4 +1,7 @@
-"""The Mininet site: one run on this machine, its nodes real Mininet hosts.
+"""The Mininet site: runs on this machine, their nodes real Mininet hosts.
+
+`run_one` is one run on its own network; `session` + `execute` run a series of plans on one
+network (the calibration, netem/calibrate.py), each exactly as `run_one` runs its one.
 
 Build the topology → plan the run (engine/plan.py) → apply the link's setup commands in
 their nodes → start the node agent (engine/agent.py, the very file testbed nodes run) inside
@@ -11,12 +14,14 @@ when complete (engine/rundir.py).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from types import FrameType
@@ -26,7 +31,7 @@ from priolab import clean as cleaning
 from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.plan import TERM_WAIT_S, Site, SiteNode, plan
-from priolab.scenario import RunSpec
+from priolab.scenario import RunSpec, Topology
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import RunContext
 
@@ -42,7 +47,7 @@ class RunAborted(Exception):
     """SIGINT/SIGTERM arrived during a run."""
 
 
-def _on_signal(signum: int, frame: FrameType | None) -> None:
+def on_signal(signum: int, frame: FrameType | None) -> None:
     raise RunAborted(signal.Signals(signum).name)
 
 
@@ -105,39 +110,57 @@ def _stop_agents(agents: dict[str, subprocess.Popen[bytes]]) -> None:
             a.wait()
 
 
-def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> dict[str, Any]:
-    """Run one matrix point into `out_dir`; return its metadata."""
-    from netem.probe import choose_backend, probe_kernel
+@contextlib.contextmanager
+def session(
+    topology: Topology, state_id: str, *, quiet: bool = False, run_dir: Path | None = None
+) -> Iterator[Any]:
+    """The topology as Mininet hosts for one run or a series of runs (the calibration).
+    Stale state of a killed run is cleaned first; the nodes are recorded for `priolab clean`
+    before they exist and again once they do (with each plan `execute` writes); the network
+    is stopped and cleaned on every exit path."""
     from priolab.net import build, node_names
 
-    out_dir = out_dir.resolve()
-    work = rundir.begin(out_dir)
     cleaning.clean(verbose=False)  # stale state of a killed run must not disturb this one
-    requested = backend_name or spec.link.backend
-    backend_used, why = choose_backend(requested, probe_kernel())
-    if backend_name:
-        spec = replace(spec, link=spec.link.model_copy(update={"backend": backend_used}))
-    old_handlers = {s: signal.signal(s, _on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    state_id = f"run-{os.getpid()}"
+    base: dict[str, Any] = {"run_dir": str(run_dir) if run_dir else None, "plans": []}
+    cleaning.write_state(state_id, {**base, "nodes": node_names(topology), "netns": []})
     network = None
-    run_plan: dict[str, Any] | None = None
-    agents: dict[str, subprocess.Popen[bytes]] = {}
-    agent_logs: list[Any] = []
-    errors: list[str] = []
-    inputs: dict[str, str] = {}
     try:
-        cleaning.write_state(
-            state_id, {"run_dir": str(work), "nodes": node_names(spec.topology), "netns": []}
-        )
-        network = build(spec.topology)
-        cleaning.write_state(state_id, {
-            "run_dir": str(work),
-            "plan": str(work / rundir.PLAN),
+        network = build(topology, quiet=quiet)
+        network.state_id = state_id
+        network.state = {
+            **base,
             "nodes": [h.name for h in network.net.hosts],
             "netns": [os.readlink(f"/proc/{h.pid}/ns/net") for h in network.net.hosts],
             "interfaces": sorted({i for h in network.net.hosts + network.net.switches
                                   for i in h.intfNames() if i != "lo"}),
-        })  # fmt: skip
+        }  # fmt: skip
+        cleaning.write_state(state_id, network.state)
+        yield network
+    finally:
+        if network is not None:
+            network.net.stop()
+        cleaning.clean(verbose=False)
+
+
+def execute(
+    network: Any,
+    spec: RunSpec,
+    work: Path,
+    out_dir: Path,
+    backend: tuple[str, str, str],
+    errors: list[str],
+) -> tuple[dict[str, Any] | None, dict[str, str]]:
+    """Plan one run on a built network and carry it out in `work` (the run's `.partial`):
+    the link's setup, an agent per node with one t0, the wait, the link's counters and
+    teardown (on every exit path). Errors (and SIGINT/SIGTERM) are appended to `errors`.
+    Returns (the plan as JSON, or None if planning failed; the workload's inputs).
+    `backend` = (requested, used, why)."""
+    requested, backend_used, why = backend
+    run_plan: dict[str, Any] | None = None
+    agents: dict[str, subprocess.Popen[bytes]] = {}
+    agent_logs: list[Any] = []
+    inputs: dict[str, str] = {}
+    try:
         ctx = RunContext(work, spec.duration_s, spec.seed, spec.base_dir, network.pairs)
         inputs = WORKLOADS[spec.workload_kind].prepare(spec.params, ctx)
         site = mininet_site(network, spec, work, backend_used, why)
@@ -146,6 +169,10 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         rp.backend["requested"] = requested
         run_plan = rp.to_json()
         (work / rundir.PLAN).write_text(json.dumps(run_plan, indent=1))
+        if network.state_id:  # clean knows every plan this network ran
+            network.state["plans"].append(str(out_dir / rundir.PLAN))
+            network.state["plan"] = str(work / rundir.PLAN)
+            cleaning.write_state(network.state_id, network.state)
         _commands(network, run_plan["link"]["setup"])
         specs = work / ".agents"
         specs.mkdir()
@@ -175,23 +202,47 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
             _stop_agents(agents)
         for f in agent_logs:
             f.close()
-        if network is not None:
-            if run_plan is not None:
-                try:
-                    _link_stats(network, run_plan, work)
-                    _commands(network, run_plan["link"]["teardown"])
-                except Exception as e:  # noqa: BLE001
-                    errors.append(f"link reset failed: {e}")
-            network.net.stop()
-        cleaning.clean(verbose=False)
+        if run_plan is not None:
+            try:
+                _link_stats(network, run_plan, work)
+                _commands(network, run_plan["link"]["teardown"])
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"link reset failed: {e}")
+    for f in (work / ".agents").glob("*.json"):
+        f.unlink()
+    (work / ".agents").rmdir() if (work / ".agents").is_dir() else None
+    return run_plan, inputs
+
+
+def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> dict[str, Any]:
+    """Run one matrix point into `out_dir`; return its metadata."""
+    from netem.probe import choose_backend, probe_kernel
+
+    out_dir = out_dir.resolve()
+    work = rundir.begin(out_dir)
+    requested = backend_name or spec.link.backend
+    backend_used, why = choose_backend(requested, probe_kernel())
+    if backend_name:
+        spec = replace(spec, link=spec.link.model_copy(update={"backend": backend_used}))
+    old_handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    run_plan: dict[str, Any] | None = None
+    errors: list[str] = []
+    inputs: dict[str, str] = {}
+    try:
+        with session(spec.topology, f"run-{os.getpid()}", run_dir=work) as network:
+            run_plan, inputs = execute(
+                network, spec, work, out_dir, (requested, backend_used, why), errors
+            )
+    except RunAborted as e:
+        errors.append(f"aborted by {e}")
+    except Exception as e:  # the network could not be built: recorded, the run is invalid
+        errors.append(f"{type(e).__name__}: {e}")
+    finally:
         for s, h in old_handlers.items():
             signal.signal(s, h)
 
     if run_plan is None:  # failed before a plan existed: record what is known
         run_plan = _empty_plan(spec, out_dir, work, requested, backend_used, why)
-    for f in (work / ".agents").glob("*.json"):
-        f.unlink()
-    (work / ".agents").rmdir() if (work / ".agents").is_dir() else None
     meta = finish(work, run_plan, site_errors=errors, extra={"inputs": inputs})
     if errors and errors[0].startswith("aborted"):
         raise KeyboardInterrupt(errors[0])
