@@ -1,5 +1,7 @@
 """`priolab calibrate`'s delay measurement (10.5 ms at 100 Mbit/s, idle and with 50 % iperf3
-load) for several linkem variants back to back in one topology, to choose the batching bound.
+load) for several linkem variants back to back on one network, to choose the batching bound.
+Each measurement is the calibration's own (priolab/workloads/probe/calibrate.py: probe runs
+through the engine).
 
 Run as root, under the netns lock:
 
@@ -20,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from netem.calibrate import Bench  # noqa: E402
+from priolab.workloads.probe.calibrate import Calibration, calibrate_session  # noqa: E402
 
 
 def main() -> None:
@@ -29,8 +31,8 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     out: dict[str, object] = {}
-    bench = Bench("userspace", True, Path(tempfile.mkdtemp(prefix="lk-dv-")), print)
-    try:
+    workdir = Path(tempfile.mkdtemp(prefix="lk-dv-"))
+    with calibrate_session(workdir) as network:
         for spec in a.variants:
             name, _, rest = spec.partition("=")
             parts = rest.split(",")
@@ -41,10 +43,10 @@ def main() -> None:
                 os.environ.pop(key, None)
             os.environ.update(env)
             print("==", name, env, "load", os.getloadavg(), flush=True)
+            (workdir / name).mkdir()
+            bench = Calibration(("userspace", "userspace", "delay_variants"), True,
+                                workdir / name, print, network)  # fmt: skip
             out[name] = bench.measure_delay()
-    finally:
-        bench.kill_all()
-        bench.topo.stop()
     print(json.dumps(out, indent=1))
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))

@@ -1,7 +1,8 @@
 """The Mininet site: runs on this machine, their nodes real Mininet hosts.
 
 `run_one` is one run on its own network; `session` + `execute` run a series of plans on one
-network (the calibration, netem/calibrate.py), each exactly as `run_one` runs its one.
+network (the calibration, priolab/workloads/probe/calibrate.py), each exactly as `run_one`
+runs its one.
 
 Build the topology → plan the run (engine/plan.py) → apply the link's setup commands in
 their nodes → start the node agent (engine/agent.py, the very file testbed nodes run) inside
