@@ -69,7 +69,7 @@ class LinkOnly:
         return linkem_metrics(linkem_table(run_dir)[0]), {}
 
     def summary_header(self, runs: list[Run]) -> list[str]:
-        return ["Metrics of the emulated link only (this workload has no analysis of its own)."]
+        return ["Metrics of the emulated link only (this workload has no analysis of its own).", ""]
 
     def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
         return [], ["this workload has no figures"]
