@@ -162,7 +162,7 @@ class QprAnalysis:
     """The `qpr` workload's part of analysis/ (analysis.workload.WorkloadAnalysis)."""
 
     core_metrics: tuple[str, ...] = ()
-    run_columns: tuple[str, ...] = ("q_pct", "scale", "cc", "buffer_segments")
+    run_columns: tuple[str, ...] = ("transport", "q_pct", "scale", "cc", "buffer_segments")
     log_dirs: tuple[str, ...] = ("guest", "host")
 
     def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
@@ -188,7 +188,8 @@ class QprAnalysis:
         for r in runs:
             w = r.workload
             ran.setdefault(r.scheme, set()).add(
-                f"unreliable share {w.get('q_pct', 50)} %, content scale {w.get('scale', 1.0):g}"
+                f"transport {w.get('transport', 'quic')}, unreliable share {w.get('q_pct', 50)} %, "
+                f"content scale {w.get('scale', 1.0):g}"
             )
         return [
             "The player's view: per-segment throughput, the playout model's freezes beside the "
