@@ -23,6 +23,8 @@ SYNTHETIC: dict[str, list[str]] = {
                               "--duration-s", "10", "--to", "mahimahi"],
     "steps-rfc8867-style-90s.txt": ["generate", "steps", "{out}", "--spec", "0:1,30:0.5,60:1",
                                     "--duration-s", "90"],
+    "steps-rfc8867-tc1-120s.txt": ["generate", "steps", "{out}", "--spec", "0:1,60:0.5,90:1",
+                                   "--duration-s", "120"],
     "cellular-markov-seed1-120s.txt": ["generate", "markov", "{out}", "--duration-s", "120",
                                        "--seed", "1"],
     "tracking-slow-5s.csv": ["tracking", "--synthetic", "slow", "{out}", "--duration-s", "5"],

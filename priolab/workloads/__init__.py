@@ -1,6 +1,6 @@
 """Workloads a scenario can run, one folder each (a plug-in): `rise` (the RISE endpoints),
-`moq` (the MoQ endpoints), `qpr` (the QPR endpoints), `iperf_ping` (a stand-in of real
-tools), and whatever folder is added beside them.
+`moq` (the MoQ endpoints), `qpr` (the QPR endpoints), `roq` (RTP over QUIC), `iperf_ping`
+(a stand-in of real tools), and whatever folder is added beside them.
 
 A workload folder is a package whose `WORKLOAD` implements `base.Workload`: its parameter
 model, the processes it plans per node, the tools whose versions a run records; it may hold

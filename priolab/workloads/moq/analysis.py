@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.logs import AnalysisError
+from priolab.workloads.logs import read_csv_log
 from priolab.workloads.moq.otdr import display_delay_ms, otdr
 
 if TYPE_CHECKING:
@@ -44,16 +45,7 @@ class MoqLogError(ValueError):
 
 
 def _read(path: Path, columns: list[str]) -> pd.DataFrame:
-    if not path.is_file():
-        raise MoqLogError(f"{path}: missing")
-    try:
-        df = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as e:
-        raise MoqLogError(f"{path}: not a CSV log ({e})") from None
-    missing = [c for c in columns if c not in df.columns]
-    if missing:
-        raise MoqLogError(f"{path}: columns {missing} missing (endpoints/README.md, moq logs)")
-    return df
+    return read_csv_log(path, columns, MoqLogError, "endpoints/README.md, moq logs")
 
 
 def frames_table(run_dir: Path) -> pd.DataFrame:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from analysis.figures import save
 from analysis.stats import bootstrap_ci, bootstrap_ci_rows
+from priolab.workloads.logs import numeric_key
 from priolab.workloads.moq.analysis import (
     BUDGETS_MS,
     FRAMES_TABLE,
@@ -41,14 +42,6 @@ TYPE_COLOR = {"I": "C3", "P": "C0", "B": "C2"}
 def _frames(path: Path) -> pd.DataFrame:
     p = path / "tables" / FRAMES_TABLE
     return pd.read_parquet(p) if p.is_file() else frames_table(path)
-
-
-def _rate_key(setting: str) -> tuple[float, str]:
-    digits = "".join(c for c in setting if c.isdigit() or c == ".")
-    try:
-        return (float(digits), setting)
-    except ValueError:
-        return (math.inf, setting)
 
 
 def _matrix(frames: list[pd.DataFrame], col: str, sel: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -71,7 +64,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
     data: dict[tuple[str, str], list[pd.DataFrame]] = {}
     for _, r in runs.iterrows():
         data.setdefault((str(r["setting"]), str(r["scheme"])), []).append(_frames(Path(r["path"])))
-    settings = sorted({s for s, _ in data}, key=_rate_key)
+    settings = sorted({s for s, _ in data}, key=numeric_key)
     schemes = sorted(
         {s for _, s in data}, key=lambda s: (list(STYLE).index(s) if s in STYLE else 9, s)
     )

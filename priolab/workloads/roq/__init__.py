@@ -1,0 +1,16 @@
+"""The `roq` workload (seeds/003): RTP over QUIC with application-level congestion control.
+
+- `workload.py`: `RoqParams` and the `Roq` plug-in (check, prepare, plan: the sender in the
+  host, the receiver in the guest);
+- `source.py`: the synthetic raw source (ffmpeg), cached;
+- `quality.py`: SSIM and PSNR of two luma planes;
+- `analysis.py`: a run's logs → `tables/roq_frames.parquet`, `tables/roq_rate.parquet` and
+  its metrics (SSIM/PSNR per source frame aligned by RTP timestamp);
+- `figures.py`: the target-bitrate figures (Figs. 4-7 style) and the SSIM table.
+"""
+
+from priolab.workloads.roq.workload import Roq, RoqParams
+
+__all__ = ["WORKLOAD", "Roq", "RoqParams"]
+
+WORKLOAD = Roq()

@@ -1,0 +1,282 @@
+"""Per-run analysis of a `roq` run: the logs (endpoints/README.md "roq") → two tables and the
+metrics.
+
+`tables/roq_frames.parquet`: one row per frame the sender encoded (its RTP timestamp is the
+key): `frame_index, rtp_ts, size_bytes, target_kbps, capture_ms, decoded, shown_rtp_ts,
+latency_ms, ssim, psnr_db`. The picture compared with source frame `frame_index mod n` is the
+one on screen for that timestamp: the frame itself if it was decoded, else the last decoded
+picture with an earlier timestamp (a freeze), else nothing yet (black). Lost frames count:
+every sent frame has a row and a score, so a run that stops delivering scores its frozen
+picture, never an empty mean. `latency_ms` = decoded − capture (NaN if never decoded).
+
+`tables/roq_rate.parquet`: the sender's `rate.csv` with `time_s` since the first frame.
+
+Metrics (metrics.json): `ssim_mean`, `psnr_mean_db` (over every sent frame),
+`ssim_decoded_mean` (over decoded frames only, for comparison), `frames_sent`,
+`decoded_pct`, `frozen_pct` (shown a stale picture), `rtp_loss_pct` (RTP packets sent that
+never arrived), `latency_median_ms`, `latency_p95_ms`, `target_mean_kbps`,
+`send_rate_mean_kbps`, `competing_mbps` (QUIC stream goodput, 0 without one).
+
+The decoded luma (`guest/decoded.y`, ~690 MB per 2 minutes at 360p) is deleted once the
+frames table is written, unless the workload's `keep_decoded` is true; the table then stands
+for it (a second analysis reads the table).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from analysis.logs import AnalysisError
+from priolab.workloads.logs import read_csv_log
+from priolab.workloads.roq.quality import psnr_db, ssim
+
+if TYPE_CHECKING:
+    from analysis.rundirs import Run
+
+FRAMES_TABLE = "roq_frames.parquet"
+RATE_TABLE = "roq_rate.parquet"
+SENT_COLUMNS = ["frame_index", "rtp_ts", "size_bytes", "packets", "target_kbps", "capture_us"]
+DECODED_COLUMNS = ["decoded_index", "rtp_ts", "decoded_us"]
+RATE_COLUMNS = ["time_us", "target_bps", "send_rate_bps", "rtp_queue_pkts"]
+
+
+class RoqLogError(ValueError):
+    """A log that is missing or lacks the documented columns (names the file)."""
+
+
+def _read(path: Path, columns: list[str]) -> pd.DataFrame:
+    return read_csv_log(path, columns, RoqLogError, "endpoints/README.md, roq logs")
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def align(sent_ts: np.ndarray, decoded_ts: np.ndarray) -> np.ndarray:
+    """For each sent timestamp, the index (into `decoded_ts`) of the picture on screen: the
+    last decoded picture with timestamp ≤ it; −1 if none yet. `decoded_ts` in decode order
+    (increasing; a repeated timestamp keeps its last picture)."""
+    order = np.argsort(decoded_ts, kind="stable")
+    ts = decoded_ts[order]
+    pos = np.searchsorted(ts, sent_ts, side="right") - 1
+    return np.where(pos >= 0, order[np.maximum(pos, 0)], -1)
+
+
+def score_frames(
+    sent_ts: np.ndarray,
+    source_index: np.ndarray,
+    source_luma: np.ndarray,
+    decoded_ts: np.ndarray,
+    decoded_luma: np.ndarray,
+) -> pd.DataFrame:
+    """SSIM and PSNR per sent frame against its source frame (see the module docstring)."""
+    shown = align(sent_ts, decoded_ts)
+    black = np.zeros(source_luma.shape[1:], dtype=np.uint8)
+    ssims, psnrs = np.empty(len(sent_ts)), np.empty(len(sent_ts))
+    cache: dict[tuple[int, int], tuple[float, float]] = {}
+    for k, (j, s) in enumerate(zip(shown, source_index, strict=True)):
+        key = (int(j), int(s))
+        if key not in cache:
+            pic = decoded_luma[j] if j >= 0 else black
+            cache[key] = (ssim(pic, source_luma[s]), psnr_db(pic, source_luma[s]))
+        ssims[k], psnrs[k] = cache[key]
+    shown_ts = np.where(shown >= 0, decoded_ts[np.maximum(shown, 0)], -1)
+    return pd.DataFrame(
+        {
+            "decoded": np.isin(sent_ts, decoded_ts),
+            "shown_rtp_ts": shown_ts,
+            "ssim": ssims,
+            "psnr_db": psnrs,
+        }
+    )
+
+
+def _luma(path: Path, w: int, h: int) -> np.ndarray:
+    n = path.stat().st_size
+    if n % (w * h):
+        raise RoqLogError(f"{path}: {n} bytes is not a whole number of {w}x{h} luma planes")
+    return np.memmap(path, dtype=np.uint8, mode="r").reshape(-1, h, w)
+
+
+def _source_luma(path: Path, w: int, h: int) -> np.ndarray:
+    frame = w * h * 3 // 2
+    n = path.stat().st_size // frame
+    if n == 0 or n * frame != path.stat().st_size:
+        raise RoqLogError(f"{path}: not a whole number of {w}x{h} I420 frames")
+    return np.memmap(path, dtype=np.uint8, mode="r").reshape(n, frame)[:, : w * h].reshape(n, h, w)
+
+
+def frames_table(run_dir: Path, params: dict[str, Any], source: Path) -> pd.DataFrame:
+    w, h = int(params.get("width", 640)), int(params.get("height", 360))
+    sent = _read(run_dir / "host" / "frames_sent.csv", SENT_COLUMNS)
+    dec = _read(run_dir / "guest" / "decoded_frames.csv", DECODED_COLUMNS)
+    if not source.is_file():
+        raise RoqLogError(f"{source}: the source video is missing (workload prepare makes it)")
+    src = _source_luma(source, w, h)
+    luma = _luma(run_dir / "guest" / "decoded.y", w, h)
+    if len(luma) != len(dec):
+        raise RoqLogError(
+            f"{run_dir / 'guest' / 'decoded.y'}: {len(luma)} pictures, "
+            f"decoded_frames.csv lists {len(dec)}"
+        )
+    sent = sent.sort_values("frame_index").reset_index(drop=True)
+    sent_ts = sent["rtp_ts"].to_numpy(np.int64)
+    scores = score_frames(
+        sent_ts,
+        sent["frame_index"].to_numpy(np.int64) % len(src),
+        src,
+        dec["rtp_ts"].to_numpy(np.int64),
+        luma,
+    )
+    t0 = float(sent["capture_us"].iloc[0]) if len(sent) else 0.0
+    dec_us = dec.drop_duplicates("rtp_ts", keep="first").set_index("rtp_ts")["decoded_us"]
+    decoded_us = dec_us.reindex(sent_ts).to_numpy(float)
+    capture = sent["capture_us"].to_numpy(float)
+    return pd.DataFrame(
+        {
+            "frame_index": sent["frame_index"].to_numpy(),
+            "rtp_ts": sent_ts,
+            "size_bytes": sent["size_bytes"].to_numpy(),
+            "target_kbps": sent["target_kbps"].to_numpy(),
+            "capture_ms": (capture - t0) / 1e3,
+            "latency_ms": (decoded_us - capture) / 1e3,
+            **{c: scores[c].to_numpy() for c in scores.columns},
+        }
+    )
+
+
+def rate_table(run_dir: Path, t0_us: float) -> pd.DataFrame:
+    r = _read(run_dir / "host" / "rate.csv", RATE_COLUMNS)
+    r.insert(0, "time_s", (r["time_us"].to_numpy(float) - t0_us) / 1e6)
+    return r
+
+
+def _pct(v: np.ndarray, q: float) -> float:
+    return float(np.percentile(v, q)) if len(v) else math.nan
+
+
+def metrics(
+    frames: pd.DataFrame, rate: pd.DataFrame, host: dict[str, Any], guest: dict[str, Any]
+) -> dict[str, float]:
+    n = len(frames)
+    m: dict[str, float] = {"frames_sent": float(n)}
+    m["ssim_mean"] = float(frames["ssim"].mean()) if n else math.nan
+    m["psnr_mean_db"] = float(frames["psnr_db"].mean()) if n else math.nan
+    dec = frames["decoded"].to_numpy(bool)
+    m["ssim_decoded_mean"] = float(frames.loc[dec, "ssim"].mean()) if dec.any() else math.nan
+    m["decoded_pct"] = 100.0 * float(dec.mean()) if n else math.nan
+    m["frozen_pct"] = 100.0 - m["decoded_pct"] if n else math.nan
+    sent_pk = float(host.get("rtp_packets_sent", math.nan))
+    got_pk = float(guest.get("rtp_packets_received", math.nan))
+    m["rtp_loss_pct"] = 100.0 * (1 - got_pk / sent_pk) if sent_pk > 0 else math.nan
+    lat = frames["latency_ms"].dropna().to_numpy(float)
+    m["latency_median_ms"] = _pct(lat, 50)
+    m["latency_p95_ms"] = _pct(lat, 95)
+    m["target_mean_kbps"] = float(rate["target_bps"].mean() / 1e3) if len(rate) else math.nan
+    m["send_rate_mean_kbps"] = float(rate["send_rate_bps"].mean() / 1e3) if len(rate) else math.nan
+    span_s = (frames["capture_ms"].max() / 1e3) if n else math.nan
+    comp = float(guest.get("competing_bytes_received", 0))
+    m["competing_mbps"] = comp * 8 / 1e6 / span_s if span_s and span_s > 0 else 0.0
+    return m
+
+
+def run_params(meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:
+    w = dict(meta.get("run", {}).get("workload", {}))
+    w.pop("kind", None)
+    src = meta.get("inputs", {}).get("source")
+    if not src:
+        raise RoqLogError("metadata.json: inputs.source missing (the roq workload's prepare)")
+    return w, Path(src)
+
+
+def run_analysis(
+    run_dir: Path, tables_dir: str = "tables", meta: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """Write the two tables (reusing the frames table when decoded.y is gone); return the
+    run's metrics."""
+    meta = meta if meta is not None else _json(run_dir / "metadata.json")
+    params, source = run_params(meta)
+    out = run_dir / tables_dir
+    out.mkdir(exist_ok=True)
+    decoded = run_dir / "guest" / "decoded.y"
+    if decoded.is_file() or not (out / FRAMES_TABLE).is_file():
+        frames = frames_table(run_dir, params, source)
+        frames.to_parquet(out / FRAMES_TABLE, index=False)
+        if not params.get("keep_decoded", False):
+            decoded.unlink(missing_ok=True)
+    else:
+        frames = pd.read_parquet(out / FRAMES_TABLE)
+    sent = _read(run_dir / "host" / "frames_sent.csv", SENT_COLUMNS)
+    t0 = float(sent["capture_us"].min()) if len(sent) else 0.0
+    rate = rate_table(run_dir, t0)
+    rate.to_parquet(out / RATE_TABLE, index=False)
+    host, guest = (_json(run_dir / ep / "summary.json") for ep in ("host", "guest"))
+    return metrics(frames, rate, host, guest)
+
+
+class RoqAnalysis:
+    """The `roq` workload's part of analysis/ (analysis.workload.WorkloadAnalysis)."""
+
+    core_metrics: tuple[str, ...] = (
+        "ssim_mean", "psnr_mean_db", "decoded_pct", "rtp_loss_pct", "latency_median_ms",
+        "target_mean_kbps", "send_rate_mean_kbps",
+    )  # fmt: skip
+    run_columns: tuple[str, ...] = ("transport", "rate", "cc", "feedback", "competing_stream")
+    log_dirs: tuple[str, ...] = ("guest", "host")
+
+    def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
+        try:
+            run_analysis(run_dir, tables_dir.name)
+        except RoqLogError as e:
+            raise AnalysisError(str(e)) from None
+        return {
+            FRAMES_TABLE: len(pd.read_parquet(tables_dir / FRAMES_TABLE)),
+            RATE_TABLE: len(pd.read_parquet(tables_dir / RATE_TABLE)),
+        }
+
+    def metrics(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> tuple[dict[str, float], dict[str, Any]]:
+        try:
+            return run_analysis(run_dir, tables_dir.name, meta), {}
+        except RoqLogError as e:
+            raise AnalysisError(str(e)) from None
+
+    def summary_header(self, runs: list[Run]) -> list[str]:
+        ran: dict[str, set[str]] = {}
+        for r in runs:
+            w = r.workload
+            what = (
+                f"{w.get('transport', 'quic')}, rate {w.get('rate', 'scream')}, QUIC CC "
+                f"{w.get('cc', 'newreno')}, feedback {w.get('feedback', 'rtcp')}"
+                + (", competing stream" if w.get("competing_stream") else "")
+            )
+            ran.setdefault(r.scheme, set()).add(what)
+        return [
+            "The receiver's video against the source, per frame the sender encoded: ssim_mean "
+            "and psnr_mean_db score the picture on screen at each frame's RTP timestamp (a lost "
+            "frame scores the frozen picture before it); decoded_pct = frames decoded; "
+            "target/send rate from the sender's controller (priolab/workloads/roq/README.md).",
+            "",
+            "What ran:",
+            "",
+            *[f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(ran.items())],
+            "",
+        ]
+
+    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
+        from priolab.workloads.roq.figures import make_figures
+
+        return make_figures(runs, scenario_dir)
+
+
+ANALYSIS = RoqAnalysis()

@@ -1,0 +1,90 @@
+"""The `roq` analysis through analysis/ on hand-made run folders: metrics (decoded.y replaced
+by the frames table), aggregate, figures and the SSIM table beside the paper's number."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.aggregate import aggregate
+from analysis.figures import make_figures
+from analysis.metrics import run_metrics
+
+W, H, N = 48, 32, 4  # tiny video: 4 source frames, 8 sent
+
+
+def _source(d: Path) -> tuple[Path, np.ndarray]:
+    rng = np.random.default_rng(1)
+    luma = rng.integers(0, 256, size=(N, H, W), dtype=np.uint8)
+    buf = b"".join(f.tobytes() + bytes(W * H // 2) for f in luma)
+    p = d / "src.yuv"
+    p.write_bytes(buf)
+    return p, luma
+
+
+def _write_run(d: Path, scheme: str, lost: set[int], src: Path, luma: np.ndarray) -> None:
+    (d / "host").mkdir(parents=True)
+    (d / "guest").mkdir()
+    t0 = 1_700_000_000_000_000
+    sent = [f"{i},{i * 3600},1000,1,500,{t0 + i * 40_000}" for i in range(8)]
+    (d / "host" / "frames_sent.csv").write_text(
+        "frame_index,rtp_ts,size_bytes,packets,target_kbps,capture_us\n" + "\n".join(sent) + "\n"
+    )
+    rate = [f"{t0 + k * 100_000},{500_000 + k},{450_000},0,0,0,0,0,0" for k in range(4)]
+    (d / "host" / "rate.csv").write_text(
+        "time_us,target_bps,send_rate_bps,rtp_queue_pkts,scream_cwnd_bytes,scream_qdelay_us,"
+        "quic_cwnd_bytes,rtt_us,quic_lost_packets\n" + "\n".join(rate) + "\n"
+    )
+    kept = [i for i in range(8) if i not in lost]
+    (d / "guest" / "decoded_frames.csv").write_text(
+        "decoded_index,rtp_ts,decoded_us\n"
+        + "\n".join(f"{k},{i * 3600},{t0 + i * 40_000 + 30_000}" for k, i in enumerate(kept))
+        + "\n"
+    )
+    (d / "guest" / "decoded.y").write_bytes(b"".join(luma[i % N].tobytes() for i in kept))
+    (d / "host" / "summary.json").write_text(json.dumps({"rtp_packets_sent": 8}))
+    (d / "guest" / "summary.json").write_text(json.dumps({"rtp_packets_received": len(kept)}))
+    meta = {"valid": True, "invalid_reasons": [], "inputs": {"source": str(src)},
+            "run": {"duration_s": 0.32, "setting": "d50", "scheme": scheme,
+                    "workload": {"kind": "roq", "width": W, "height": H}}}  # fmt: skip
+    (d / "metadata.json").write_text(json.dumps(meta))
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    root = tmp_path / "roq-rfc8867"
+    src, luma = _source(tmp_path)
+    for rep in (1, 2):
+        _write_run(root / "d50" / "scream" / "default" / f"r{rep}", "scream", set(), src, luma)
+        lost = {5} if rep == 2 else set()  # frame 5 never decoded: frame 4's picture stays
+        run = root / "d50" / "udp-scream" / "default" / f"r{rep}"
+        _write_run(run, "udp-scream", lost, src, luma)
+    return root
+
+
+def test_metrics_aggregate_figures_and_ssim_table(scenario: Path) -> None:
+    r = scenario / "d50" / "udp-scream" / "default" / "r2"
+    m = run_metrics(r)["metrics"]
+    assert m["frames_sent"] == 8 and m["decoded_pct"] == pytest.approx(87.5)
+    assert m["ssim_decoded_mean"] == pytest.approx(1.0)
+    assert m["ssim_mean"] < 0.9  # the frozen frame 5 counts
+    assert m["rtp_loss_pct"] == pytest.approx(12.5)
+    assert not (r / "guest" / "decoded.y").exists()
+    # a second analysis reads the frames table
+    assert run_metrics(r)["metrics"]["ssim_mean"] == pytest.approx(m["ssim_mean"])
+    res = aggregate(scenario)
+    assert res["valid"] == 4
+    s = pd.read_csv(scenario / "summary.csv")
+    assert {"ssim_mean", "target_mean_kbps"} <= set(s["metric"])
+    made, _ = make_figures(scenario)
+    names = {p.stem for p in made}
+    assert {"roq_target_d50", "roq_ssim_time_d50"} <= names
+    t = pd.read_csv(scenario / "ssim_table.csv")
+    scream = t[t["scheme"] == "scream"].iloc[0]
+    assert scream["ssim_mean"] == pytest.approx(1.0) and scream["paper_ssim"] == 0.87
+    md = (scenario / "ssim_table.md").read_text()
+    assert "| udp-scream | d50 |" in md or "UDP" in md

@@ -1,0 +1,86 @@
+"""The `roq` workload's plug-in: its parameters, the processes it plans (QUIC: the sender
+serves and the receiver waits for its certificate; UDP: the receiver binds first), and the
+shipped scenario's 14 configurations at four delays."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from priolab.scenario import expand, load
+from priolab.workloads import WORKLOADS
+from priolab.workloads.base import Pair, RunContext
+from priolab.workloads.roq import Roq, RoqParams
+from priolab.workloads.roq.source import ffmpeg_argv, source_path
+from tests.conftest import REPO
+
+
+def _ctx(tmp_path: Path) -> RunContext:
+    pair = Pair("guest", "host", "10.0.0.1", "10.0.0.2")
+    return RunContext(tmp_path, 20.0, 1, tmp_path, (pair,))
+
+
+def _flag(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def test_registered() -> None:
+    assert isinstance(WORKLOADS["roq"], Roq)
+
+
+def test_quic_plan_sender_serves_receiver_waits_for_the_certificate(tmp_path: Path) -> None:
+    p = RoqParams(rate="scream", cc="none", feedback="quic", competing_stream=True)
+    s, r = Roq().plan(p, _ctx(tmp_path))
+    assert (s.name, s.node, r.name, r.node) == ("roq-sender", "host", "roq-receiver", "guest")
+    assert r.wait_for_file == tmp_path / "host" / "cert.der"
+    assert _flag(s.argv, "--cert-out") == str(tmp_path / "host" / "cert.der")
+    assert _flag(r.argv, "--connect") == "10.0.0.2:4450"
+    assert (_flag(s.argv, "--rate"), _flag(s.argv, "--cc")) == ("scream", "none")
+    assert _flag(s.argv, "--feedback") == _flag(r.argv, "--feedback") == "quic"
+    assert "--competing-stream" in s.argv and "--competing-stream" not in r.argv
+    assert _flag(s.argv, "--source") == str(source_path(p))
+    assert _flag(s.argv, "--duration-s") == "20"
+
+
+def test_udp_plan_receiver_binds_first(tmp_path: Path) -> None:
+    r, s = Roq().plan(RoqParams(transport="udp", rate="trivial"), _ctx(tmp_path))
+    assert (r.name, s.name) == ("roq-receiver", "roq-sender")
+    assert s.start_delay_s > 0 and r.wait_for_file is None
+    assert _flag(s.argv, "--connect") == "10.0.0.1:4450"
+    assert _flag(r.argv, "--bind") == "0.0.0.0:4450"
+    assert "--cert" not in r.argv and "--cert-out" not in s.argv
+
+
+@pytest.mark.parametrize(
+    ("kw", "msg"),
+    [
+        ({"transport": "udp", "feedback": "quic"}, "need QUIC"),
+        ({"transport": "udp", "competing_stream": True}, "need QUIC"),
+        ({"min_kbps": 500, "start_kbps": 300}, "min_kbps <= start_kbps"),
+        ({"width": 642}, "multiple of 8"),
+        ({"fps": 7}, "90000"),
+        ({"rate": "gcc"}, "scream"),
+    ],
+)
+def test_bad_params_are_refused_with_the_key(kw: dict, msg: str) -> None:
+    with pytest.raises(ValidationError, match=msg):
+        RoqParams(**kw)
+
+
+def test_source_is_made_by_ffmpeg_with_an_argv_list() -> None:
+    p = RoqParams(width=320, height=180, source="mandelbrot", source_s=4)
+    argv = ffmpeg_argv(p, Path("/tmp/x.yuv"))
+    assert argv[0] == "ffmpeg" and "mandelbrot=size=320x180:rate=25" in argv
+    assert argv[argv.index("-t") + 1] == "4" and argv[-1] == "/tmp/x.yuv"
+    assert source_path(p).name == "mandelbrot-320x180-25fps-4s.yuv"
+
+
+def test_shipped_scenario_has_14_configurations_at_four_delays() -> None:
+    path = REPO / "scenarios" / "roq-rfc8867.yaml"
+    sc = load(path)
+    runs = expand(sc, path)
+    assert len({r.scheme for r in runs}) == 14
+    assert {r.setting for r in runs} == {"d1", "d50", "d150", "d300"}
+    assert len(runs) == 14 * 4 * sc.repetitions
