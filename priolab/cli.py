@@ -60,7 +60,12 @@ def _run_one(args: argparse.Namespace) -> int:
     runs = expand(sc, Path(args.scenario))
     spec = find_run(runs, args.setting, args.scheme, args.speed, args.rep, args.scenario)
     out = Path(args.out) if args.out else Path(args.results) / spec.rel_dir
-    meta = run_one(spec, out, args.backend)
+    if args.site == "vm":
+        from priolab.engine.sites.vm import run_one_in_vm
+
+        meta = run_one_in_vm(spec, Path(args.scenario), out, args.backend)
+    else:
+        meta = run_one(spec, out, args.backend)
     verdict = "valid" if meta["valid"] else "INVALID: " + "; ".join(meta["invalid_reasons"])
     print(f"{out}: {verdict}")
     return 0
@@ -116,6 +121,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="run directory (default: RESULTS/<scenario>/<setting>/...)")
     r.add_argument("--results", default="results")
     r.add_argument("--backend", choices=["auto", "tc", "userspace"])
+    r.add_argument(
+        "--site",
+        choices=["mininet", "vm"],
+        default="mininet",
+        help="mininet: on this machine; vm: inside the stock-kernel VM (vm/README.md), "
+        "backend tc unless --backend says otherwise; run it under the netns lock",
+    )
     r.set_defaults(func=_run_one)
 
     k = sub.add_parser("clean", help="remove nodes, interfaces and processes a killed run left")

@@ -75,10 +75,12 @@ def testbed(tmp_path_factory: pytest.TempPathFactory):
         assert not problems, problems
 
 
-def play(tb: NetnsTestbed, playbook: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def play(
+    tb: NetnsTestbed, playbook: str, *extra: str, timeout_s: float = 300.0
+) -> subprocess.CompletedProcess[str]:
     r = subprocess.run(
         [str(PLAYBOOK), "-i", str(tb.tmp / "inventory.yml"), playbook, *extra],
-        cwd=ANSIBLE, env=tb.env(), capture_output=True, text=True, timeout=300,
+        cwd=ANSIBLE, env=tb.env(), capture_output=True, text=True, timeout=timeout_s,
     )  # fmt: skip
     (tb.tmp / f"{playbook}.{time.time():.0f}.log").write_text(r.stdout + r.stderr)
     return r

@@ -125,3 +125,42 @@ def test_compare_table_rows() -> None:
     assert "| iid 5% | loss (%), seed 1 / 2 | 5.00 | 4.90 | 5.20 |" in lines
     assert "| iid 5% | bursts of 1/2/3/4/5+, seed 1 |  | 200/10/1/0/0 | 210/9/0/0/0 |" in lines
     assert any(line.startswith("| 2 Mbit/s") and "1.98 | 2.01" in line for line in lines)
+
+
+def test_extra_shares_are_tagged_and_mounted_at_their_paths(tmp_path: Path) -> None:
+    src, data = tmp_path / "src", tmp_path / "data"
+    res, inner = tmp_path / "results", tmp_path / "results" / "sc"
+    got = run.extra_shares([inner, res, src / "scenarios", data / "x", res], src, data)
+    assert got == [res] and res.is_dir()  # nested, inside src or data: seen through another
+    argv = run.qemu_argv(Image(tmp_path / "img"), tmp_path / "job", src, None, got)
+    tags = [a.split("mount_tag=")[1].split(",")[0] for a in argv if "mount_tag=" in a]
+    assert tags == ["job", "src", "x0"]
+    assert f"local,path={res},mount_tag=x0,security_model=none,id=x0" in argv
+
+
+def test_guest_runner_reports_a_share_it_cannot_mount(tmp_path: Path) -> None:
+    job = {"commands": [{"argv": ["true"]}],
+           "mounts": [{"tag": "nosuchtag", "path": str(tmp_path / "m")}]}  # fmt: skip
+    (tmp_path / "job.json").write_text(json.dumps(job))
+    assert guest_run.run_job(tmp_path) == 0
+    report = json.loads((tmp_path / "results.json").read_text())
+    assert [r["rc"] for r in report["results"]] == [0]  # the commands still run
+    assert len(report["mount_errors"]) == 1 and "nosuchtag" in report["mount_errors"][0]
+
+
+def test_vm_site_runs_the_mininet_site_inside_with_tc(tmp_path: Path) -> None:
+    from priolab.engine.sites import vm as site
+    from priolab.scenario import expand, load
+
+    sc = tmp_path / "scenarios" / "standin.yaml"
+    sc.parent.mkdir()
+    shutil.copy(Path(__file__).resolve().parent.parent / "scenarios" / "standin.yaml", sc)
+    spec = expand(load(sc), sc)[0]
+    out = tmp_path / "results" / spec.rel_dir
+    argv = site.inner_argv(spec, sc, out, "tc")
+    assert argv[:4] == [str(site.REPO / ".venv/bin/python"), "-m", "priolab.cli", "run-one"]
+    assert argv[argv.index("--out") + 1] == str(out)
+    assert argv[argv.index("--backend") + 1] == "tc"
+    assert "--site" not in argv  # inside, the Mininet site runs
+    assert site.shares(sc, out) == sorted({sc.parent, out.parent})
+    assert site.timeout_s(spec) > spec.duration_s

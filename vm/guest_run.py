@@ -3,7 +3,9 @@ command list of JOB_DIR/job.json one command after another and writes JOB_DIR/re
 after each, so a job cut short by the host's timeout still reports what finished.
 
 job.json: {"commands": [{"argv": [...], "timeout_s": 60, "cwd": "/path" | null,
-                         "env": {"K": "V"}}, ...]}
+                         "env": {"K": "V"}}, ...],
+           "mounts": [{"tag": "x0", "path": "/host/path"}, ...]}
+`mounts` are more 9p shares (vm/run.py), mounted read-write at their host paths first.
 Each command sees PRIOLAB_IN_VM=1 and PRIOLAB_VM_OUT=JOB_DIR/out (files there reach the host).
 """
 
@@ -17,6 +19,8 @@ import time
 from pathlib import Path
 
 OUTPUT_LIMIT_CHARS = 200_000
+NINEP_OPTS = "trans=virtio,version=9p2000.L,msize=262144"
+"""As vm/guest/priolab-job mounts the fixed shares."""
 
 
 def _tail(text: str) -> str:
@@ -27,6 +31,20 @@ def uptime_s() -> float:
     return float(Path("/proc/uptime").read_text().split()[0])
 
 
+def mount_shares(mounts: list[dict]) -> list[str]:
+    """Mount each extra 9p share at its path; returns the errors (reported, not fatal)."""
+    errors = []
+    for m in mounts:
+        Path(m["path"]).mkdir(parents=True, exist_ok=True)
+        res = subprocess.run(
+            ["mount", "-t", "9p", "-o", f"{NINEP_OPTS},cache=none", m["tag"], m["path"]],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        if res.returncode != 0:
+            errors.append(f"mount {m['tag']} at {m['path']}: {res.stderr.strip()}")
+    return errors
+
+
 def run_job(job_dir: Path) -> int:
     job = json.loads((job_dir / "job.json").read_text())
     out_dir = job_dir / "out"
@@ -34,6 +52,7 @@ def run_job(job_dir: Path) -> int:
     env = dict(os.environ, PRIOLAB_IN_VM="1", PRIOLAB_VM_OUT=str(out_dir))
     env["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     report: dict = {"boot_s": uptime_s(), "kernel": os.uname().release, "results": []}
+    report["mount_errors"] = mount_shares(job.get("mounts", []))
     results_path = job_dir / "results.json"
     for cmd in job["commands"]:
         t0 = time.monotonic()

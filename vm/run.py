@@ -49,6 +49,8 @@ class JobResult:
     qemu_rc: int | None
     console: str
     guest_log: str
+    mount_errors: list[str] = field(default_factory=list)
+    kernel: str | None = None  # the guest's `uname -r`
 
     @property
     def out_dir(self) -> Path:
@@ -60,17 +62,23 @@ class JobResult:
     def summary(self) -> str:
         lines = [f"VM job: boot {self.boot_s} s, wall {self.wall_s:.0f} s, qemu rc {self.qemu_rc}"
                  + (", TIMED OUT" if self.timed_out else "")]  # fmt: skip
+        lines += [f"  share not mounted: {e}" for e in self.mount_errors]
         for r in self.results:
             lines.append(f"  rc={r.get('rc')} {r.get('duration_s')} s: {' '.join(r['argv'])}")
         return "\n".join(lines)
 
 
-def qemu_argv(img: Image, job_dir: Path, src: Path, data: Path | None) -> list[str]:
+def qemu_argv(
+    img: Image, job_dir: Path, src: Path, data: Path | None, extra: Sequence[Path] = ()
+) -> list[str]:
+    """`extra` folders are shared as tags x0, x1, ... (guest_run.py mounts them at their
+    host paths, as job.json's `mounts` say)."""
     append = f"root=/dev/vda rw console=ttyS0 panic=1 quiet priolab.src={src}"
     shares = [("job", job_dir), ("src", src)]
     if data is not None:
         append += f" priolab.data={data}"
         shares.append(("data", data))
+    shares += [(f"x{i}", p) for i, p in enumerate(extra)]
     argv = [
         "qemu-system-x86_64",
         "-accel", "tcg,thread=multi",
@@ -88,6 +96,19 @@ def qemu_argv(img: Image, job_dir: Path, src: Path, data: Path | None) -> list[s
     for tag, path in shares:
         argv += ["-virtfs", f"local,path={path},mount_tag={tag},security_model=none,id={tag}"]
     return argv
+
+
+def extra_shares(shares: Sequence[Path], src: Path, data: Path | None) -> list[Path]:
+    """The folders to share besides the checkout and the data: resolved, each made if
+    absent, none inside another share (a folder inside one is visible through it)."""
+    covered = [src.resolve()] + ([data.resolve()] if data else [])
+    out: list[Path] = []
+    for p in sorted({Path(s).resolve() for s in shares}, key=lambda p: len(p.parts)):
+        if any(p == c or c in p.parents for c in covered + out):
+            continue
+        p.mkdir(parents=True, exist_ok=True)
+        out.append(p)
+    return out
 
 
 @contextmanager
@@ -121,20 +142,25 @@ def run_job(
     src: Path = REPO,
     data: Path | None = None,
     image: Image | None = None,
+    shares: Sequence[Path] = (),
 ) -> JobResult:
     """Boot, run `commands` in order inside the VM, power off. Files the commands write to
-    $PRIOLAB_VM_OUT are in `result.out_dir`. Raises VmUnavailable if the image cannot be
-    built."""
+    $PRIOLAB_VM_OUT are in `result.out_dir`; `shares` are more host folders, read-write,
+    mounted at their own paths inside (outside the checkout and the data, e.g. a results
+    folder). Raises VmUnavailable if the image cannot be built."""
     img = image or build()
     if data is None and (src.parent / "shared" / "data").is_dir():
         data = src.parent / "shared" / "data"
     job_dir = Path(job_dir) if job_dir else Path(tempfile.mkdtemp(prefix="priolab-vm-job-"))
     job_dir.mkdir(parents=True, exist_ok=True)
     cmds = [c if isinstance(c, Command) else Command(list(c)) for c in commands]
-    (job_dir / "job.json").write_text(json.dumps({"commands": [c.to_json() for c in cmds]}))
+    extra = extra_shares(shares, src, data)
+    mounts = [{"tag": f"x{i}", "path": str(p)} for i, p in enumerate(extra)]
+    job = {"commands": [c.to_json() for c in cmds], "mounts": mounts}
+    (job_dir / "job.json").write_text(json.dumps(job))
     for stale in ("results.json", "guest.log", "console.log"):
         (job_dir / stale).unlink(missing_ok=True)
-    argv = qemu_argv(img, job_dir, src.resolve(), data.resolve() if data else None)
+    argv = qemu_argv(img, job_dir, src.resolve(), data.resolve() if data else None, extra)
     t0 = time.monotonic()
     timed_out = False
     with _signals_raise():
@@ -171,7 +197,9 @@ def run_job(
         qemu_rc=proc.returncode,
         console=text("console.log"),
         guest_log=text("guest.log"),
+        mount_errors=report.get("mount_errors", []),
+        kernel=report.get("kernel"),
     )
 
 
-__all__ = ["Command", "JobResult", "VmUnavailable", "qemu_argv", "run_job"]
+__all__ = ["Command", "JobResult", "VmUnavailable", "extra_shares", "qemu_argv", "run_job"]
