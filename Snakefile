@@ -38,3 +38,5 @@ rule all:
     input:
         [f"{RESULTS}/{n}/summary.csv" for n in SCENARIOS],
         [f"{RESULTS}/{n}/figures" for n in SCENARIOS],
+        # every scenario: the regime map with its real runs and the reproduction report too
+        [f"{RESULTS}/REPRODUCTION.md"] if str(config["scenario"]) == "all" else [],

@@ -69,3 +69,52 @@ rule predictor_map:
     shell:
         "target/release/rise-sim --grid --reps 2 > {output.grid:q}"
         " && {PY:q} -m priolab.workloads.rise.predictor_map {output.grid:q} {params.out:q}"
+
+
+# The scenarios the regime map and the reproduction report read, where loaded (`scenario=all`
+# or a list naming them): the paper's figures on the ideal path, the same in the window-limited
+# regime, and the map's real points.
+REPORT_SCENARIOS = [
+    n
+    for n in (
+        "quick", "map-loss-queue", "rise-transport-wl", "rise-direction-wl", "rise-bitrate-wl",
+        "rise-transport", "rise-direction", "rise-bitrate",
+    )
+    if n in SCENARIOS
+]
+
+
+rule rise_map:
+    """The regime map with the real runs on it: the predictor's ratios over loss × queue
+    depth, and each loaded report scenario's settings that lie on the map's axes, with CIs.
+    By name: `snakemake --cores 2 rise_map --config scenario=scenarios/quick.yaml,...`."""
+    input:
+        cells=rules.predictor_map.output.cells,
+        runs=[f"{RESULTS}/{n}/runs.csv" for n in REPORT_SCENARIOS],
+    output:
+        fig=f"{RESULTS}/map/rise_map.png",
+        pdf=f"{RESULTS}/map/rise_map.pdf",
+        caption=f"{RESULTS}/map/rise_map.txt",
+        points=f"{RESULTS}/map/rise_map_points.csv",
+    params:
+        out=f"{RESULTS}/map",
+        dirs=[f"{RESULTS}/{n}" for n in REPORT_SCENARIOS],
+    shell:
+        "{PY:q} -m analysis.rise_map {input.cells:q} {params.out:q} {params.dirs:q}"
+
+
+rule reproduction:
+    """REPRODUCTION.md: each claim of the paper (Fig. 5, 6, 8, 9, 10), priolab's number with
+    its CI on each path, the regime and the explanation, from the loaded report scenarios'
+    runs and the map. The committed copy is analysis/REPRODUCTION.md."""
+    input:
+        points=rules.rise_map.output.points,
+        cells=rules.predictor_map.output.cells,
+        runs=[f"{RESULTS}/{n}/runs.csv" for n in REPORT_SCENARIOS],
+    output:
+        f"{RESULTS}/REPRODUCTION.md",
+    params:
+        dirs=[f"{RESULTS}/{n}" for n in REPORT_SCENARIOS],
+    shell:
+        "{PY:q} -m analysis.reproduction --out {output:q} --points {input.points:q}"
+        " --cells {input.cells:q} {params.dirs:q}"

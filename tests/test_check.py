@@ -149,7 +149,10 @@ def test_run_one_with_unknown_setting_exits_2_naming_option(capsys):
     argv = ["run-one", str(quick), "--setting", "nope", "--scheme", "pri"]
     assert main([*argv, "--speed", "moderate"]) == 2
     err = capsys.readouterr().err
-    assert f"{quick}: --setting: 'nope' is not in the matrix; allowed: FB-4K-Low" in err
+    assert (
+        f"{quick}: --setting: 'nope' is not in the matrix; allowed: FB-4K-Low, FB-4K-Low-L0.05"
+        in err
+    )
     assert "--scheme" not in err and "Traceback" not in err
 
 

@@ -31,6 +31,7 @@ def workflow(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     data["name"] = "wf"
     data["duration_s"] = 4
     data["repetitions"] = 1
+    data["matrix"] = {"setting": ["FB-4K-Low"]}  # the ideal path: one run per scheme
     # the pipeline, not performance, is under test: a light load keeps the CPU unsaturated
     data["workload"]["params"]["video_bitrate_mbps"] = 5
     data["workload"]["params"]["warmup_s"] = 1  # of 4 s

@@ -1,0 +1,217 @@
+"""analysis.rise_map and analysis.reproduction on hand-made aggregated results (no runs)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis import reproduction, rise_map
+from analysis.stats import bootstrap_ratio_ci
+
+UPLINK = {"rate_mbps": 70.0, "delay_ms": 10.5, "queue": {"bdp_factor": 1.0, "drop": "tail"}}
+WORKLOAD = {
+    "video_bitrate_mbps": 30.0,
+    "fps": 30.0,
+    "buffer_bytes": 1_048_576,
+    "keyframe_factor": 9.0,
+    "cc": "cubic",
+    "fifo_drop": "head",
+    "processing_delay_ms": 0.0,
+}
+
+
+def run(
+    root: Path, setting: str, scheme: str, rep: int, metrics: dict[str, float], **over: object
+) -> dict[str, object]:
+    """One run folder with the metadata rise_map reads; returns its runs.csv row."""
+    d = root / setting / scheme / "moderate" / f"r{rep}"
+    d.mkdir(parents=True)
+    up = {**UPLINK, **over.get("uplink", {})}  # type: ignore[dict-item]
+    wl = {
+        **WORKLOAD,
+        **over.get("workload", {}),
+        "prio_guest": scheme == "pri",  # type: ignore[dict-item]
+        "prio_host": scheme == "pri",
+    }
+    meta = {
+        "run": {
+            "link": {"uplink": up, "downlink": {"delay_ms": 10.5}},
+            "workload": wl,
+            "duration_s": 30.0,
+        },
+        "cpu": {"utilisation_mean_pct": 40.0},
+    }
+    (d / "metadata.json").write_text(json.dumps(meta))
+    return {
+        "setting": setting,
+        "scheme": scheme,
+        "speed": "moderate",
+        "rep": rep,
+        "path": str(d),
+        **metrics,
+    }
+
+
+def scenario(tmp: Path, name: str, rows: list[dict[str, object]], excluded: int = 0) -> Path:
+    d = tmp / name
+    pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
+    ex = [
+        {
+            "path": f"X/pri/moderate/r{9 + i}",
+            "setting": "X",
+            "scheme": "pri",
+            "speed": "moderate",
+            "rep": 9 + i,
+            "reasons": "CPU saturated",
+        }
+        for i in range(excluded)
+    ]
+    pd.DataFrame(ex, columns=["path", "setting", "scheme", "speed", "rep", "reasons"]).to_csv(
+        d / "exclusions.csv", index=False
+    )
+    return d
+
+
+def test_ratio_ci_resamples_each_scheme() -> None:
+    assert bootstrap_ratio_ci([2, 2], [1, 1]) == (2.0, 2.0, 2.0)
+    r, lo, hi = bootstrap_ratio_ci([1, 3], [1])
+    assert r == 2 and lo == pytest.approx(1) and hi == pytest.approx(3)
+    assert all(math.isnan(x) for x in bootstrap_ratio_ci([1], [0, 0]))
+
+
+@pytest.fixture
+def map_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "m"
+    iid = {"uplink": {"loss": {"model": "iid", "loss_pct": 0.05}}}
+    rows = [
+        run(root, "WL", "nopri", 1, {"mtp_median_ms": 300.0, "stall_time_s": 1.0}, **iid),
+        run(root, "WL", "nopri", 2, {"mtp_median_ms": 340.0, "stall_time_s": 1.0}, **iid),
+        run(root, "WL", "pri", 1, {"mtp_median_ms": 40.0, "stall_time_s": 4.0}, **iid),
+        run(root, "WL", "pri", 2, {"mtp_median_ms": 40.0, "stall_time_s": 4.0}, **iid),
+        run(root, "ideal", "nopri", 1, {"mtp_median_ms": 25.0, "stall_time_s": 0.0}),
+        run(root, "ideal", "pri", 1, {"mtp_median_ms": 25.0, "stall_time_s": 0.0}),
+        # off the map: a policer instead of the shaper, another bitrate
+        run(
+            root,
+            "pol",
+            "nopri",
+            1,
+            {"mtp_median_ms": 1.0, "stall_time_s": 0.0},
+            uplink={"rate_mbps": None, "policer": {"rate_mbps": 70, "burst_bytes": 25000}},
+        ),
+        run(
+            root,
+            "pol",
+            "pri",
+            1,
+            {"mtp_median_ms": 1.0, "stall_time_s": 0.0},
+            uplink={"rate_mbps": None, "policer": {"rate_mbps": 70, "burst_bytes": 25000}},
+        ),
+        run(
+            root,
+            "v40",
+            "nopri",
+            1,
+            {"mtp_median_ms": 1.0, "stall_time_s": 0.0},
+            workload={"video_bitrate_mbps": 40.0},
+        ),
+        run(
+            root,
+            "v40",
+            "pri",
+            1,
+            {"mtp_median_ms": 1.0, "stall_time_s": 0.0},
+            workload={"video_bitrate_mbps": 40.0},
+        ),
+    ]
+    return scenario(tmp_path, "m", rows)
+
+
+def test_points_are_read_from_metadata_and_off_map_runs_are_left_out(map_dir: Path) -> None:
+    pts = rise_map.real_points([map_dir]).set_index("setting")
+    assert set(pts.index) == {"WL", "ideal"}
+    wl = pts.loc["WL"]
+    assert (wl["loss_model"], wl["loss_pct"], wl["queue_bdp"]) == ("iid", 0.05, 1.0)
+    assert wl["ratio_mtp_median_ms"] == pytest.approx(8.0)
+    assert wl["ratio_low_mtp_median_ms"] == pytest.approx(7.5)
+    assert wl["ratio_high_mtp_median_ms"] == pytest.approx(8.5)
+    assert wl["ratio_stall_time_s"] == pytest.approx(0.25)  # w/ Pri stalls more: below 1
+    ideal = pts.loc["ideal"]
+    assert (ideal["loss_model"], ideal["loss_pct"]) == ("none", 0.0)
+    assert ideal["ratio_stall_time_s"] == 1.0  # neither stalled
+
+
+def test_map_figure_and_points_written(map_dir: Path, tmp_path: Path) -> None:
+    cells = pd.DataFrame(
+        [
+            {
+                "loss_pct": p,
+                "queue_bdp": q,
+                "mtp_ratio_nopri-head": 6.0 if p else 1.0,
+                "stall_ratio_nopri-head": 1.0,
+            }
+            for p in (0.0, 0.05)
+            for q in (0.1, 1.0)
+        ]
+    )
+    cells.to_csv(tmp_path / "cells.csv", index=False)
+    out = tmp_path / "out"
+    assert rise_map.main([str(tmp_path / "cells.csv"), str(out), str(map_dir)]) == 0
+    assert (out / "rise_map.png").stat().st_size > 1000
+    caption = (out / "rise_map.txt").read_text()
+    assert "m/WL (2+2)" in caption and "m/ideal (1+1)" in caption
+    assert len(pd.read_csv(out / "rise_map_points.csv")) == 2
+
+
+def test_report_gives_each_path_its_regime_and_names_what_did_not_run(tmp_path: Path) -> None:
+    root = tmp_path / "quick"
+    wl = {"uplink": {"loss": {"model": "iid", "loss_pct": 0.05}}}
+    diag_wl = {
+        "transport_limited_pct_guest": 98.0,
+        "cwnd_to_video_bdp_guest": 0.7,
+        "buffer_queued_p90_bytes_guest": 1.0e6,
+        "freeze_rate_pct": 0.3,
+        "stall_pct": 10.0,
+        "freeze_count": 2.0,
+    }
+    diag_ideal = {
+        "transport_limited_pct_guest": 1.0,
+        "cwnd_to_video_bdp_guest": 7.0,
+        "buffer_queued_p90_bytes_guest": 0.0,
+        "freeze_rate_pct": 0.0,
+        "stall_pct": 0.0,
+        "freeze_count": 0.0,
+    }
+    rows = []
+    for rep in (1, 2):
+        rows += [
+            run(root, "FB-4K-Low", "nopri", rep, {"mtp_median_ms": 25.0, **diag_ideal}),
+            run(root, "FB-4K-Low", "pri", rep, {"mtp_median_ms": 25.0, **diag_ideal}),
+            run(
+                root,
+                "FB-4K-Low-L0.05",
+                "nopri",
+                rep,
+                {"mtp_median_ms": 300.0 + rep, **diag_wl},
+                **wl,
+            ),
+            run(root, "FB-4K-Low-L0.05", "pri", rep, {"mtp_median_ms": 40.0, **diag_wl}, **wl),
+        ]
+    d = scenario(tmp_path, "quick", rows, excluded=1)
+    text = reproduction.report([d], None, None)
+    claim = text.split("### Fig. 5: FB/4K/Low: median MTP 9.4× lower")[1].split("###")[0]
+    ideal = next(line for line in claim.splitlines() if "quick/FB-4K-Low |" in line)
+    wl_line = next(line for line in claim.splitlines() if "quick/FB-4K-Low-L0.05 |" in line)
+    assert "| 1 [1, 1] |" in ideal and "not window-limited" in ideal
+    assert "priolab lower" in ideal
+    assert "7.5" in wl_line and "| window-limited (transport-limited 98 %" in wl_line
+    five_g = text.split("### Fig. 5: 5G/FHD/Low: median MTP 2×")[1].split("###")[0]
+    assert "No run of this setting" in five_g
+    assert "X/pri/moderate/r9: CPU saturated" in text  # excluded runs are listed
+    assert "quick/FB-4K-Low-L0.05 | 0.3 → 0.3" in text  # the freeze table, both schemes
+    assert "1 setting(s) with no freeze in either scheme" in text
+    assert "1 where w/ Pri froze at least as often" in text
