@@ -100,7 +100,7 @@ rule rise_map:
         out=f"{RESULTS}/map",
         dirs=[f"{RESULTS}/{n}" for n in REPORT_SCENARIOS],
     shell:
-        "{PY:q} -m analysis.rise_map {input.cells:q} {params.out:q} {params.dirs:q}"
+        "{PY:q} -m priolab.workloads.rise.rise_map {input.cells:q} {params.out:q} {params.dirs:q}"
 
 
 rule reproduction:
@@ -116,5 +116,5 @@ rule reproduction:
     params:
         dirs=[f"{RESULTS}/{n}" for n in REPORT_SCENARIOS],
     shell:
-        "{PY:q} -m analysis.reproduction --out {output:q} --points {input.points:q}"
+        "{PY:q} -m priolab.workloads.rise.reproduction --out {output:q} --points {input.points:q}"
         " --cells {input.cells:q} {params.dirs:q}"

@@ -1,6 +1,6 @@
 """The regime map with real runs on it (issue 10 item 6).
 
-    python -m analysis.rise_map PREDICTOR_CSV OUT_DIR SCENARIO_DIR [SCENARIO_DIR ...]
+    python -m priolab.workloads.rise.rise_map PREDICTOR_CSV OUT_DIR SCENARIO_DIR [SCENARIO_DIR ...]
 
 PREDICTOR_CSV is `analysis.predictor_map`'s cells (predictor_map.csv): per uplink loss × queue
 depth, the predictor's ratios vanilla quinn (head drop) ÷ w/ Pri. Each SCENARIO_DIR is an
@@ -235,7 +235,9 @@ def draw(cells: pd.DataFrame, pts: pd.DataFrame, out: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.rise_map", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m priolab.workloads.rise.rise_map", description=__doc__
+    )
     ap.add_argument("cells", type=Path, help="predictor_map.csv")
     ap.add_argument("out", type=Path)
     ap.add_argument("scenario_dirs", type=Path, nargs="*")

@@ -1,4 +1,4 @@
-"""analysis.rise_map and analysis.reproduction on hand-made aggregated results (no runs)."""
+"""priolab.workloads.rise.rise_map and .reproduction on hand-made aggregated results (no runs)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis import reproduction, rise_map
 from analysis.stats import bootstrap_ratio_ci
+from priolab.workloads.rise import reproduction, rise_map
 
 UPLINK = {"rate_mbps": 70.0, "delay_ms": 10.5, "queue": {"bdp_factor": 1.0, "drop": "tail"}}
 WORKLOAD = {
