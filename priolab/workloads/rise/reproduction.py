@@ -445,6 +445,8 @@ def explanation(runs: pd.DataFrame) -> list[str]:
                 "displayed_fps",
                 "linkem_drops_queue_up",
                 "lost_packets_guest",
+                "lost_packets_host",
+                "linkem_drops_queue_down",
             )
         }
         if math.isnan(m[("nopri", "transport_limited_pct_guest")]):
@@ -486,7 +488,21 @@ def explanation(runs: pd.DataFrame) -> list[str]:
                 "has nothing to reorder and w/ Pri ≈ w/o Pri (median MTP "
                 f"{fmt(m[('nopri', 'mtp_median_ms')])} vs {fmt(m[('pri', 'mtp_median_ms')])} ms)."
             )
-        lines += [f"- **{sc}/{st}**: {diag} {why}", ""]
+        down = (
+            f" The Host's QUIC declared {g('pri', 'lost_packets_host')} packets lost per run w/ "
+            f"Pri ({g('nopri', 'lost_packets_host')} w/o) on a downlink whose queue dropped "
+            f"{g('pri', 'linkem_drops_queue_down')}: packets lost after the link, in the Guest's "
+            "UDP receive buffer while its endpoint waited for a CPU (endpoints/README.md, 'Why "
+            "the predictor missed w/ Pri's stalls': RcvbufErrors equal the Host's losses), a "
+            "cost of this shared 2-core machine, not of the path; w/ Pri turns each such loss "
+            "into a stall until the Host's deadline, because the ACK that would trigger the "
+            "retransmission was evicted."
+            if wl
+            and m[("pri", "lost_packets_host")] > 0
+            and m[("pri", "linkem_drops_queue_down")] == 0
+            else ""
+        )
+        lines += [f"- **{sc}/{st}**: {diag} {why}{down}", ""]
     return lines
 
 
