@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +20,8 @@ use crate::media::Decoder;
 use crate::net::{epoch_us, is_bye, Net, Recv};
 
 const RECEIVER_SSRC: u32 = 0x0000_feed;
+/// How long the decoder may take to drain after the last access unit.
+const WRITER_GRACE: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -47,7 +49,11 @@ fn pts_ns(ts: u32) -> u64 {
 }
 
 /// Writes each decoded picture's luma and a CSV row, until the decoder's end of stream.
-fn spawn_writer(args: &Args, dec: Arc<Decoder>) -> Result<std::thread::JoinHandle<Result<u64>>> {
+fn spawn_writer(
+    args: &Args,
+    dec: Arc<Decoder>,
+    ending: Arc<AtomicBool>,
+) -> Result<std::thread::JoinHandle<Result<u64>>> {
     let luma = (args.width * args.height) as usize;
     let i420 = args.frame_bytes();
     let path = args.log_dir.join("decoded.y");
@@ -59,6 +65,7 @@ fn spawn_writer(args: &Args, dec: Arc<Decoder>) -> Result<std::thread::JoinHandl
     )?;
     Ok(std::thread::spawn(move || {
         let mut n = 0u64;
+        let mut ended_at: Option<Instant> = None;
         loop {
             match dec.pull(Duration::from_millis(200)) {
                 Some(p) => {
@@ -74,7 +81,16 @@ fn spawn_writer(args: &Args, dec: Arc<Decoder>) -> Result<std::thread::JoinHandl
                     n += 1;
                 }
                 None if dec.is_eos() => break,
-                None => {}
+                None => {
+                    // a decoder that never reaches its end of stream must not hang the exit
+                    if ending.load(Ordering::Relaxed) {
+                        let t = *ended_at.get_or_insert_with(Instant::now);
+                        if t.elapsed() > WRITER_GRACE {
+                            eprintln!("roq receiver: the decoder did not finish; stopped");
+                            break;
+                        }
+                    }
+                }
             }
         }
         y.flush().context("writing decoded.y")?;
@@ -86,7 +102,8 @@ fn spawn_writer(args: &Args, dec: Arc<Decoder>) -> Result<std::thread::JoinHandl
 pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
     let dir = &args.log_dir;
     let dec = Arc::new(Decoder::new()?);
-    let writer = spawn_writer(args, dec.clone())?;
+    let ending = Arc::new(AtomicBool::new(false));
+    let writer = spawn_writer(args, dec.clone(), ending.clone())?;
     let mut pkt_log = Csv::create(
         dir,
         "packets_received.csv",
@@ -171,6 +188,7 @@ pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
         out.competing_bytes = competing.load(Ordering::Relaxed);
     }
     dec.end();
+    ending.store(true, Ordering::Relaxed);
     out.pictures_decoded = writer
         .join()
         .map_err(|_| anyhow!("the writer thread panicked"))??;
