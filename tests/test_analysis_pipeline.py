@@ -304,3 +304,18 @@ def test_policer_drops_counted_and_absent_in_old_stats(tmp_path: Path):
     assert m["linkem_drops_police_up"] == 12  # the final line's total
     assert m["linkem_drops_police_down"] == 0  # absent key: none happened
     assert m["linkem_drops_queue_down"] == 2
+
+
+def test_a_setting_without_a_valid_run_does_not_stop_the_figures(tmp_path: Path) -> None:
+    # every run of setting X was invalid (e.g. CPU saturated): its panel is empty, not a crash
+    for scheme in SCHEMES:
+        r = SynthRun(scenario="e", setting="FB-4K-Low", scheme=scheme, duration_s=2.0)
+        write_run(run_path(tmp_path, r), r)
+    bad = tmp_path / "e" / "X" / "pri" / "moderate" / "r1"
+    bad.mkdir(parents=True)
+    (bad / "metadata.json").write_text(
+        json.dumps({"run": {"setting": "X"}, "valid": False, "invalid_reasons": ["CPU saturated"]})
+    )
+    aggregate(tmp_path / "e")
+    paths, _ = make_figures(tmp_path / "e")
+    assert any(p.name == "transport_mtp_cdf.png" for p in paths)

@@ -98,6 +98,10 @@ def _ecdf_panel(ax: plt.Axes, frames: pd.DataFrame, col: str, schemes: list[str]
         lab = f"{label(s)}: {n_runs} run(s), {len(v)} frames"
         sns.ecdfplot(x=v.to_numpy(), ax=ax, color=pal[s], label=lab, log_scale=log)
         notes.append(f"{s}: {n_runs} runs, {len(v)} frames")
+    if not notes:  # no valid run in this panel (e.g. all CPU saturated): say so, no axis
+        ax.text(0.5, 0.5, "no valid run", ha="center", va="center", transform=ax.transAxes)
+        ax.set_xlabel(xlabel)
+        return ["no valid run"]
     if log:
         ax.xaxis.set_major_locator(ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
