@@ -61,7 +61,7 @@ def test_udp_plan_receiver_binds_first(tmp_path: Path) -> None:
         ({"min_kbps": 500, "start_kbps": 300}, "min_kbps <= start_kbps"),
         ({"width": 642}, "multiple of 8"),
         ({"fps": 7}, "90000"),
-        ({"rate": "gcc"}, "scream"),
+        ({"rate": "nada"}, "scream"),
     ],
 )
 def test_bad_params_are_refused_with_the_key(kw: dict, msg: str) -> None:
@@ -84,3 +84,11 @@ def test_shipped_scenario_has_14_configurations_at_four_delays() -> None:
     assert len({r.scheme for r in runs}) == 14
     assert {r.setting for r in runs} == {"d1", "d50", "d150", "d300"}
     assert len(runs) == 14 * 4 * sc.repetitions
+
+
+def test_gcc_scenario_beyond_the_paper() -> None:
+    path = REPO / "scenarios" / "roq-gcc.yaml"
+    runs = expand(load(path), path)
+    assert {r.scheme for r in runs} == {"gcc", "scream", "udp-gcc", "udp-scream"}
+    assert {r.params.rate for r in runs} == {"gcc", "scream"}
+    assert {r.params.transport for r in runs if r.scheme.startswith("udp")} == {"udp"}

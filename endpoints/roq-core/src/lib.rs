@@ -8,11 +8,13 @@
 //!   each datagram (draft-ietf-avtcore-rtp-over-quic, RFC 9000 §16);
 //! - [`ccfb`]: RTCP congestion control feedback (RFC 8888) and the receiver that fills it;
 //! - [`scream`]: SCReAM (RFC 8298): network congestion window, RTP queue and media rate;
+//! - [`gcc`]: Google Congestion Control (draft-ietf-rmcat-gcc-02), beyond the paper;
 //! - [`trivial`]: the paper's trivial controller (five levels, 256–1280 kbit/s, by the growth
 //!   of the RTP queue).
 
 pub mod ccfb;
 pub mod flow;
+pub mod gcc;
 pub mod h264;
 pub mod rtp;
 pub mod scream;

@@ -31,6 +31,8 @@ pub enum RateCtl {
     Scream,
     /// the paper's five levels by RTP queue growth
     Trivial,
+    /// Google Congestion Control (beyond the paper): delay trend + loss, on the same feedback
+    Gcc,
     /// `--start-kbps` throughout (no controller)
     Fixed,
 }

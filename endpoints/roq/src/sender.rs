@@ -12,6 +12,7 @@ use quicsetup::csv::Csv;
 use tokio::sync::mpsc;
 
 use roq_core::ccfb::{Ccfb, RtsUnwrapper};
+use roq_core::gcc::Gcc;
 use roq_core::h264::Packetizer;
 use roq_core::rtp;
 use roq_core::scream::{Scream, ScreamConfig, Transmit};
@@ -92,14 +93,33 @@ fn spawn_encoder(
 
 enum Ctl {
     Scream(Box<Scream>),
+    Gcc(Box<Gcc>),
     Trivial(Trivial),
     Fixed(f64),
 }
 
 impl Ctl {
+    /// Congestion feedback (RTCP or inferred): for the controllers that take it.
+    fn on_feedback(&mut self, now_us: u64, reports: &[(u64, Option<u64>)]) {
+        match self {
+            Ctl::Scream(s) => s.on_feedback(now_us, reports),
+            Ctl::Gcc(g) => g.on_feedback(now_us, reports),
+            Ctl::Trivial(_) | Ctl::Fixed(_) => {}
+        }
+    }
+
+    /// A loss event from QUIC (inferred feedback names no packet): SCReAM reacts; GCC's loss
+    /// controller needs per-packet reports and sees none in this mode.
+    fn on_loss(&mut self, now_us: u64) {
+        if let Ctl::Scream(s) = self {
+            s.on_loss(now_us);
+        }
+    }
+
     fn target_bps(&self) -> f64 {
         match self {
             Ctl::Scream(s) => s.target_bitrate_bps(),
+            Ctl::Gcc(g) => g.target_bitrate_bps(),
             Ctl::Trivial(t) => t.target_bitrate_bps(),
             Ctl::Fixed(b) => *b,
         }
@@ -133,6 +153,11 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
             max_bitrate_bps: args.max_kbps as f64 * 1e3,
             start_bitrate_bps: args.start_kbps as f64 * 1e3,
         }))),
+        RateCtl::Gcc => Ctl::Gcc(Box::new(Gcc::new(
+            args.min_kbps as f64 * 1e3,
+            args.max_kbps as f64 * 1e3,
+            args.start_kbps as f64 * 1e3,
+        ))),
         RateCtl::Trivial => Ctl::Trivial(Trivial::new(200_000)),
         RateCtl::Fixed => Ctl::Fixed(args.start_kbps as f64 * 1e3),
     };
@@ -180,13 +205,13 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
             },
             r = net.recv() => match r {
                 Recv::Packet(p) if rtp::is_rtcp(&p) => {
-                    if let (Ok(fb), Ctl::Scream(s)) = (Ccfb::decode(&p, &mut unwrap_rts), &mut ctl) {
+                    if let Ok(fb) = Ccfb::decode(&p, &mut unwrap_rts) {
                         out.feedback_reports += 1;
                         if args.feedback == Feedback::Rtcp && next_seq > 0 {
                             let reports: Vec<(u64, Option<u64>)> = fb.reports.iter()
                                 .filter_map(|r| ext_of(r.seq, next_seq - 1).map(|e| (e, r.arrival_us)))
                                 .collect();
-                            s.on_feedback(us(Instant::now()), &reports);
+                            ctl.on_feedback(us(Instant::now()), &reports);
                         }
                     }
                 }
@@ -199,7 +224,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
         let now_us = us(now);
         // feedback inferred from QUIC: ACKs and losses the tap saw
         let events: Vec<TapEvent> = taps.lock().unwrap().drain(..).collect();
-        if let (Ctl::Scream(s), Feedback::Quic) = (&mut ctl, args.feedback) {
+        if args.feedback == Feedback::Quic {
             for e in events {
                 match e {
                     TapEvent::Ack { now: at, sent } => {
@@ -210,10 +235,10 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
                             reports.push((handed.pop_front().unwrap().0, Some(arrival)));
                         }
                         if !reports.is_empty() {
-                            s.on_feedback(us(at), &reports);
+                            ctl.on_feedback(us(at), &reports);
                         }
                     }
-                    TapEvent::Loss { now: at } => s.on_loss(us(at)),
+                    TapEvent::Loss { now: at } => ctl.on_loss(us(at)),
                 }
             }
         }
@@ -245,6 +270,9 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
                 continue;
             };
             net.send(&p).await?;
+            if let Ctl::Gcc(g) = &mut ctl {
+                g.on_sent(now_us, seq, p.len());
+            }
             out.rtp_packets += 1;
             out.rtp_bytes += p.len() as u64;
             bytes_since_log += p.len() as u64;

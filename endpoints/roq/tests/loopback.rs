@@ -118,6 +118,14 @@ fn quic_scream_inferred_feedback_cc_off() {
 }
 
 #[test]
+fn quic_gcc_rtcp_newreno() {
+    run_quic(
+        "gcc",
+        &["--rate", "gcc", "--feedback", "rtcp", "--cc", "newreno"],
+    );
+}
+
+#[test]
 fn udp_reference() {
     let d = scratch("roq", "udp");
     let src = source(&d);

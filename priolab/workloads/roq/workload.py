@@ -26,7 +26,7 @@ class RoqParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     transport: Literal["quic", "udp"] = "quic"
-    rate: Literal["scream", "trivial", "fixed"] = "scream"
+    rate: Literal["scream", "trivial", "gcc", "fixed"] = "scream"
     cc: Literal["none", "newreno"] = Field(
         default="newreno", description="QUIC congestion control (none = pass-through)"
     )
