@@ -148,3 +148,24 @@ fn dtp_keeps_the_most_important_blocks_on_time() {
     assert_eq!(ratio(DTP, 3.0, Some(1)), 1.0);
     assert!(ratio(Policy::Fifo, 3.0, Some(1)) < 0.5);
 }
+
+proptest! {
+    /// Reed-Solomon round trip: any n of the m + n symbols lost, the m sources come back.
+    #[test]
+    fn fec_recovers_any_n_losses(m in 1usize..20, n in 1usize..8, symbol in 1usize..300,
+                                 seed in any::<u64>(), lost in prop::collection::vec(any::<prop::sample::Index>(), 0..8)) {
+        use dtp::fec::{encode, recover};
+        let sources: Vec<Vec<u8>> = (0..m)
+            .map(|i| (0..symbol).map(|j| (seed.wrapping_mul(i as u64 + 7).wrapping_add(j as u64) >> 3) as u8).collect())
+            .collect();
+        let refs: Vec<&[u8]> = sources.iter().map(|s| s.as_slice()).collect();
+        let parity = encode(&refs, n, symbol).unwrap();
+        let mut symbols: Vec<Option<Vec<u8>>> =
+            sources.iter().cloned().chain(parity).map(Some).collect();
+        for ix in lost.iter().take(n) {
+            let i = ix.index(m + n);
+            symbols[i] = None;
+        }
+        prop_assert_eq!(recover(m, n, symbols).unwrap(), sources);
+    }
+}
