@@ -73,6 +73,11 @@ def test_blocks_and_metrics(tmp_path: Path) -> None:
     assert m["pending_pct"] == pytest.approx(100 * 10 / 60)
     assert m["dropped_pct"] == 0
     assert m["lost_packets_pct"] == pytest.approx(1.0)
+    assert math.isnan(m["redundancy_overhead_pct"])  # the sender said nothing of parity
+    m = metrics(b.assign(recovered_bytes=[100.0] * 6 + [0.0] * 54),
+                {"parity_bytes": 30, "block_bytes_written": 1000})  # fmt: skip
+    assert m["redundancy_overhead_pct"] == pytest.approx(3.0)
+    assert m["recovered_pct"] == pytest.approx(10.0)
     # 1 s windows: the first (rounds 0-9) has QUIC's pattern, the second all on time
     w = window_ratios(b)
     assert list(w["ratio"]) == pytest.approx([1 / 3, 1.0])

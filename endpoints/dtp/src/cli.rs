@@ -30,6 +30,12 @@ pub enum SchemeArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Cc {
     Cubic,
     Newreno,
@@ -83,6 +89,10 @@ pub struct Args {
     /// so the backlog stays in the scheduler's queue; it must exceed the path's BDP.
     #[arg(long, default_value_t = 150_000)]
     pub send_window_bytes: u64,
+    /// Sender: adaptive redundancy (Reed-Solomon parity in QUIC datagrams for the data of
+    /// blocks with less than 2 RTT left).
+    #[arg(long, value_enum, default_value_t = OnOff::Off)]
+    pub redundancy: OnOff,
     /// Sender: the bandwidth estimate until one was measured.
     #[arg(long, default_value_t = 1.0)]
     pub initial_bw_mbyte_s: f64,

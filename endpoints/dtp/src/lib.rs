@@ -1,9 +1,10 @@
 //! The pure core of the `dtp` endpoints (seeds/001, DTP; no I/O, no clock: times are µs
 //! given by the caller): the ADS scheduler and its baselines ([`ads`]), the application's
 //! block pattern ([`pattern`]), the block header on a stream ([`wire`]), the sender's
-//! bandwidth estimate ([`bw`]), adaptive redundancy ([`fec`]: when, how much, Reed-Solomon) and the scheduler over a model path in virtual time ([`sim`]).
+//! bandwidth estimate ([`bw`]), adaptive redundancy ([`fec`]: when, how much, Reed-Solomon) the receiver's reassembly with recovery ([`assembly`]) and the scheduler over a model path in virtual time ([`sim`]).
 
 pub mod ads;
+pub mod assembly;
 pub mod bw;
 pub mod fec;
 pub mod pattern;

@@ -90,6 +90,16 @@ async fn run(args: &Args) -> Result<u8> {
                     ("blocks_pending", n(|o| o.pending)),
                     ("block_bytes_written", n(|o| o.block_bytes_written)),
                     ("streams_reset", n(|o| o.streams_reset)),
+                    (
+                        "redundancy",
+                        quoted(if args.redundancy == cli::OnOff::On {
+                            "on"
+                        } else {
+                            "off"
+                        }),
+                    ),
+                    ("fec_groups", n(|o| o.fec_groups)),
+                    ("parity_bytes", n(|o| o.parity_bytes)),
                     ("lost_packets", s.path.lost_packets.to_string()),
                     ("sent_packets", s.path.sent_packets.to_string()),
                     ("udp_bytes_sent", s.udp_tx.bytes.to_string()),
@@ -131,6 +141,8 @@ async fn run(args: &Args) -> Result<u8> {
                     ("role", quoted("receiver")),
                     ("exit_reason", quoted(reason)),
                     ("blocks_complete", o.complete.to_string()),
+                    ("blocks_recovered", o.recovered.to_string()),
+                    ("parity_received", o.parity_received.to_string()),
                     ("streams_reset", o.reset.to_string()),
                     ("streams_broken", o.broken.to_string()),
                     ("udp_bytes_received", s.udp_rx.bytes.to_string()),

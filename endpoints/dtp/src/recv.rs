@@ -1,134 +1,285 @@
-//! The receiver's I/O shell: accepts every unidirectional stream (one block each), reads it
-//! to its end in a task of its own, and logs when the block completed or was reset.
+//! The receiver's I/O shell: accepts every unidirectional stream (one block each) and reads
+//! it out of order in a task of its own, takes parity symbols from QUIC datagrams, and logs
+//! each block once: complete when every byte arrived or the rest can be rebuilt from its
+//! redundancy groups (then rebuilt and checked against the known content), else reset or
+//! broken.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Result;
-use dtp::wire::{BlockHeader, HEADER_BYTES};
+use dtp::assembly::{Assembly, GroupInfo};
+use dtp::wire::{stream_byte, BlockHeader, ParityHeader, HEADER_BYTES};
 use quicsetup::csv::Csv;
-use quinn::{Connection, ConnectionError, ReadExactError, RecvStream};
+use quinn::{Connection, ConnectionError, RecvStream};
 use tokio::sync::mpsc;
 
 use crate::cli::now_us;
 
-pub const RECEIVED_HEADER: &str =
-    "block_id,priority,payload_bytes,created_us,deadline_us,first_byte_us,end_us,received_bytes,status";
+pub const RECEIVED_HEADER: &str = "block_id,priority,payload_bytes,created_us,deadline_us,first_byte_us,end_us,received_bytes,status,recovered_bytes";
 
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub complete: u64,
+    pub recovered: u64,
     pub reset: u64,
     pub broken: u64,
+    pub parity_received: u64,
     pub close: Option<ConnectionError>,
 }
 
-enum End {
-    Complete,
-    Reset,
-    Broken(String),
+/// What a stream task reports, tagged with the stream's accept index.
+enum Event {
+    Data(u64, u64, bytes::Bytes),
+    Finished(u64),
+    Reset(u64),
+    Broken(u64, String),
 }
 
-struct Row {
-    h: Option<BlockHeader>,
-    first_byte_us: u64,
-    end_us: u64,
-    received: u64,
-    end: End,
-}
-
-async fn read_block(mut s: RecvStream, tx: mpsc::UnboundedSender<Row>) {
-    let mut hdr = [0u8; HEADER_BYTES];
-    let done = |h, first, received, end| Row {
-        h,
-        first_byte_us: first,
-        end_us: now_us(),
-        received,
-        end,
-    };
-    let row = match s.read_exact(&mut hdr).await {
-        Err(ReadExactError::ReadError(quinn::ReadError::Reset(_))) => done(None, 0, 0, End::Reset),
-        Err(e) => done(None, 0, 0, End::Broken(e.to_string())),
-        Ok(()) => {
-            let h = BlockHeader::decode(&hdr);
-            let first = now_us();
-            let mut got = 0u64;
-            loop {
-                match s.read_chunk(usize::MAX, true).await {
-                    Ok(Some(c)) => got += c.bytes.len() as u64,
-                    Ok(None) if got == h.payload_bytes => {
-                        break done(Some(h), first, got, End::Complete)
-                    }
-                    Ok(None) => {
-                        break done(
-                            Some(h),
-                            first,
-                            got,
-                            End::Broken(format!("{got} of {} bytes", h.payload_bytes)),
-                        )
-                    }
-                    Err(quinn::ReadError::Reset(_)) => break done(Some(h), first, got, End::Reset),
-                    Err(e) => break done(Some(h), first, got, End::Broken(e.to_string())),
-                }
+async fn read_stream(idx: u64, mut s: RecvStream, tx: mpsc::UnboundedSender<Event>) {
+    let ev = loop {
+        match s.read_chunk(usize::MAX, false).await {
+            Ok(Some(c)) => {
+                let _ = tx.send(Event::Data(idx, c.offset, c.bytes));
             }
+            Ok(None) => break Event::Finished(idx),
+            Err(quinn::ReadError::Reset(_)) => break Event::Reset(idx),
+            Err(e) => break Event::Broken(idx, e.to_string()),
         }
     };
-    let _ = tx.send(row);
+    let _ = tx.send(ev);
 }
 
-pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
-    let mut csv = Csv::create(log_dir, "blocks_received.csv", RECEIVED_HEADER)?;
-    let (tx, mut rx) = mpsc::unbounded_channel::<Row>();
-    let mut out = Outcome::default();
-    let mut write = |r: Row, out: &mut Outcome| -> Result<()> {
-        let status = match &r.end {
-            End::Complete => {
-                out.complete += 1;
-                "complete"
-            }
-            End::Reset => {
-                out.reset += 1;
-                "reset"
-            }
-            End::Broken(why) => {
-                out.broken += 1;
-                eprintln!("dtp receiver: a stream broke: {why}");
-                "broken"
-            }
-        };
+/// One stream's block as it arrives.
+#[derive(Default)]
+struct Rx {
+    first_byte_us: u64,
+    /// Chunks before the header was complete.
+    early: Vec<(u64, bytes::Bytes)>,
+    head: Vec<Option<u8>>,
+    block: Option<(BlockHeader, [u8; HEADER_BYTES], Assembly)>,
+    done: bool,
+}
+
+struct State {
+    csv: Csv,
+    streams: HashMap<u64, Rx>,
+    /// Block id → stream index, once its header arrived.
+    by_block: HashMap<u64, u64>,
+    /// Parity that came before its block's header.
+    parity: HashMap<u64, Vec<(ParityHeader, Vec<u8>)>>,
+    out: Outcome,
+}
+
+impl State {
+    fn log(&mut self, idx: u64, status: &str, recovered: usize) -> Result<()> {
+        let rx = self.streams.get_mut(&idx).expect("known stream");
+        if rx.done {
+            return Ok(());
+        }
+        rx.done = true;
+        match status {
+            "complete" => self.out.complete += 1,
+            "reset" => self.out.reset += 1,
+            _ => self.out.broken += 1,
+        }
+        if recovered > 0 {
+            self.out.recovered += 1;
+        }
         // A stream reset before its header arrived names no block: nothing to log.
-        let Some(h) = r.h else { return Ok(()) };
-        csv.line(&format!(
-            "{},{},{},{},{},{},{},{},{}",
+        let Some((h, _, asm)) = &rx.block else {
+            return Ok(());
+        };
+        let received = asm.present().saturating_sub(HEADER_BYTES);
+        self.csv.line(&format!(
+            "{},{},{},{},{},{},{},{},{},{}",
             h.block_id,
             h.priority,
             h.payload_bytes,
             h.created_us,
             h.deadline_us,
-            r.first_byte_us,
-            r.end_us,
-            r.received,
-            status
+            rx.first_byte_us,
+            now_us(),
+            received,
+            status,
+            recovered
         ))
+    }
+
+    fn add_parity(&mut self, idx: u64, p: ParityHeader, sym: Vec<u8>) {
+        let Some(rx) = self.streams.get_mut(&idx) else {
+            return;
+        };
+        let Some((_, _, asm)) = rx.block.as_mut() else {
+            return;
+        };
+        let info = GroupInfo {
+            start: p.start,
+            end: p.end,
+            symbol_bytes: usize::from(p.symbol_bytes),
+            m: usize::from(p.m),
+            n: usize::from(p.n),
+        };
+        if let Err(e) = asm.add_parity(info, usize::from(p.index), sym) {
+            eprintln!("dtp receiver: block {}: {e}", p.block_id);
+        }
+    }
+
+    fn on_data(&mut self, idx: u64, offset: u64, bytes: bytes::Bytes) {
+        let rx = self.streams.entry(idx).or_default();
+        if rx.first_byte_us == 0 {
+            rx.first_byte_us = now_us();
+        }
+        if let Some((_, _, asm)) = rx.block.as_mut() {
+            asm.add_data(offset, &bytes);
+            return;
+        }
+        if rx.head.is_empty() {
+            rx.head = vec![None; HEADER_BYTES];
+        }
+        for (i, b) in bytes.iter().enumerate() {
+            let o = offset as usize + i;
+            if o < HEADER_BYTES {
+                rx.head[o] = Some(*b);
+            }
+        }
+        rx.early.push((offset, bytes));
+        if rx.head.iter().any(|b| b.is_none()) {
+            return;
+        }
+        let raw: [u8; HEADER_BYTES] = std::array::from_fn(|i| rx.head[i].expect("all there"));
+        let h = BlockHeader::decode(&raw);
+        let mut asm = Assembly::new(HEADER_BYTES + h.payload_bytes as usize);
+        for (o, b) in rx.early.drain(..) {
+            asm.add_data(o, &b);
+        }
+        rx.block = Some((h, raw, asm));
+        self.by_block.insert(h.block_id, idx);
+        for (p, sym) in self.parity.remove(&h.block_id).unwrap_or_default() {
+            self.add_parity(idx, p, sym);
+        }
+    }
+
+    fn on_datagram(&mut self, d: &[u8]) {
+        let Some((p, sym)) = ParityHeader::decode(d) else {
+            eprintln!("dtp receiver: a datagram that is not a parity symbol");
+            return;
+        };
+        self.out.parity_received += 1;
+        match self.by_block.get(&p.block_id) {
+            Some(&idx) => self.add_parity(idx, p, sym.to_vec()),
+            None => self
+                .parity
+                .entry(p.block_id)
+                .or_default()
+                .push((p, sym.to_vec())),
+        }
+    }
+
+    /// Logs the stream's block if it became complete; rebuilds (and checks) what is missing.
+    fn check(&mut self, idx: u64) -> Result<()> {
+        let Some(rx) = self.streams.get_mut(&idx) else {
+            return Ok(());
+        };
+        if rx.done {
+            return Ok(());
+        }
+        let Some((h, raw, asm)) = rx.block.as_mut() else {
+            return Ok(());
+        };
+        if !asm.complete() {
+            return Ok(());
+        }
+        let (id, raw) = (h.block_id, *raw);
+        let rebuilt = if asm.received_all() {
+            0
+        } else {
+            match asm.recover() {
+                Ok(n) => n,
+                Err(e) => return self.log_broken(idx, &e),
+            }
+        };
+        let bad = asm
+            .data()
+            .iter()
+            .enumerate()
+            .any(|(o, b)| *b != stream_byte(&raw, id, o as u64));
+        if bad {
+            return self.log_broken(idx, "content differs from the sender's");
+        }
+        self.log(idx, "complete", rebuilt)
+    }
+
+    fn log_broken(&mut self, idx: u64, why: &str) -> Result<()> {
+        eprintln!("dtp receiver: stream {idx} broke: {why}");
+        self.log(idx, "broken", 0)
+    }
+
+    fn on_end(&mut self, ev: Event) -> Result<()> {
+        match ev {
+            Event::Data(idx, o, b) => {
+                self.on_data(idx, o, b);
+                self.check(idx)
+            }
+            Event::Finished(idx) => {
+                self.streams.entry(idx).or_default();
+                self.check(idx)?;
+                self.log_broken(idx, "finished with bytes missing") // no-op once logged
+            }
+            Event::Reset(idx) => {
+                self.streams.entry(idx).or_default();
+                self.log(idx, "reset", 0)
+            }
+            Event::Broken(idx, why) => {
+                self.streams.entry(idx).or_default();
+                self.log_broken(idx, &why)
+            }
+        }
+    }
+}
+
+pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
+    let mut st = State {
+        csv: Csv::create(log_dir, "blocks_received.csv", RECEIVED_HEADER)?,
+        streams: HashMap::new(),
+        by_block: HashMap::new(),
+        parity: HashMap::new(),
+        out: Outcome::default(),
     };
+    let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+    let mut accepted = 0u64;
     loop {
         tokio::select! {
             s = conn.accept_uni() => match s {
                 Ok(s) => {
-                    tokio::spawn(read_block(s, tx.clone()));
+                    tokio::spawn(read_stream(accepted, s, tx.clone()));
+                    accepted += 1;
                 }
                 Err(e) => {
-                    out.close = Some(e);
+                    st.out.close = Some(e);
                     break;
                 }
             },
-            Some(r) = rx.recv() => write(r, &mut out)?,
+            d = conn.read_datagram() => match d {
+                Ok(d) => {
+                    st.on_datagram(&d);
+                    if let Some(&idx) = ParityHeader::decode(&d).and_then(|(p, _)| st.by_block.get(&p.block_id)) {
+                        st.check(idx)?;
+                    }
+                }
+                Err(e) => {
+                    st.out.close = Some(e);
+                    break;
+                }
+            },
+            Some(ev) = rx.recv() => st.on_end(ev)?,
         }
     }
     drop(tx);
     // Blocks whose last bytes came with the close.
-    while let Ok(r) = rx.try_recv() {
-        write(r, &mut out)?;
+    while let Ok(ev) = rx.try_recv() {
+        st.on_end(ev)?;
     }
-    csv.flush()?;
-    Ok(out)
+    st.csv.flush()?;
+    Ok(st.out)
 }

@@ -18,16 +18,18 @@ use std::time::Duration;
 use anyhow::{anyhow, Result};
 use dtp::ads::{Block, Estimate, Scheduler};
 use dtp::bw::BwEstimator;
+use dtp::fec::{self, LossWindow};
 use dtp::pattern::Release;
-use dtp::wire::{BlockHeader, HEADER_BYTES};
+use dtp::wire::{fill, BlockHeader, ParityHeader, HEADER_BYTES, PARITY_HEADER_BYTES};
 use quicsetup::csv::Csv;
 use quinn::{Connection, SendStream, VarInt};
 use tokio::time::Instant;
 
-use crate::cli::{now_us, Args};
+use crate::cli::{now_us, Args, OnOff};
 
 pub const SENT_HEADER: &str =
     "block_id,round,priority,payload_bytes,created_us,deadline_us,first_send_us,end_us,sent_bytes,outcome";
+pub const FEC_HEADER: &str = "time_us,block_id,start,end,symbol_bytes,m,n,loss_rate,time_left_us";
 pub const PATH_HEADER: &str = "time_us,rtt_ms,cwnd_bytes,lost_packets,sent_packets,udp_bytes_sent,bw_estimate_bytes_s,pending_blocks";
 
 /// Bandwidth samples every 50 ms, windowed maximum over 10 of them (0.5 s): assumption, a
@@ -44,6 +46,99 @@ pub struct Outcome {
     pub pending: u64,
     pub block_bytes_written: u64,
     pub streams_reset: u64,
+    pub fec_groups: u64,
+    pub parity_bytes: u64,
+}
+
+/// A redundancy group being sent: stream offsets [start, end) of one block in `m` symbols.
+struct Group {
+    start: u64,
+    end: u64,
+    symbol: usize,
+    m: usize,
+    n: usize,
+}
+
+/// Starts a group for block `id` if its data can no longer afford a retransmission.
+#[allow(clippy::too_many_arguments)]
+fn start_group(
+    conn: &Connection,
+    sched: &Scheduler,
+    id: u64,
+    now: u64,
+    est: &Estimate,
+    chunk: usize,
+    loss: &LossWindow,
+    fec_log: &mut Csv,
+) -> Result<Option<Group>> {
+    let b = sched.block(id).expect("picked");
+    let sent = sched.sent_bytes(id).expect("picked");
+    let rtt_us = conn.rtt().as_micros() as f64;
+    let left = b.due_us() as f64 - now as f64 - est.one_way_delay_us as f64;
+    if !fec::needs_redundancy(left, rtt_us) {
+        return Ok(None);
+    }
+    let Some(max) = conn.max_datagram_size() else {
+        return Ok(None); // the peer takes no datagrams
+    };
+    let symbol = max.saturating_sub(PARITY_HEADER_BYTES).min(chunk);
+    if symbol == 0 {
+        return Ok(None);
+    }
+    let rest = b.size_bytes - sent;
+    let symbols_left = rest.div_ceil(symbol as u64) as usize;
+    let m = fec::group_size(
+        left,
+        est.bandwidth_bytes_per_s,
+        rtt_us,
+        symbol,
+        symbols_left,
+    );
+    let end = (sent + (m * symbol) as u64).min(b.size_bytes);
+    let m = (end - sent).div_ceil(symbol as u64) as usize;
+    let n = fec::parity_count(m, loss.max_rate());
+    fec_log.line(&format!(
+        "{},{id},{sent},{end},{symbol},{m},{n},{:.4},{left:.0}",
+        now_us(),
+        loss.max_rate()
+    ))?;
+    Ok(Some(Group {
+        start: sent,
+        end,
+        symbol,
+        m,
+        n,
+    }))
+}
+
+/// Sends the group's parity symbols as datagrams; returns the bytes sent.
+fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
+    let id = l.rel.id;
+    let mut bufs = vec![vec![0u8; g.symbol]; g.m];
+    for (i, b) in bufs.iter_mut().enumerate() {
+        let a = g.start + (i * g.symbol) as u64;
+        let len = (g.end - a).min(g.symbol as u64) as usize;
+        b.truncate(len);
+        fill(&l.header, id, a, b);
+    }
+    let refs: Vec<&[u8]> = bufs.iter().map(|b| b.as_slice()).collect();
+    let parity = fec::encode(&refs, g.n, g.symbol).map_err(|e| anyhow!(e))?;
+    let mut bytes = 0;
+    for (j, p) in parity.iter().enumerate() {
+        let h = ParityHeader {
+            block_id: id,
+            start: g.start,
+            end: g.end,
+            symbol_bytes: g.symbol as u16,
+            m: g.m as u8,
+            n: g.n as u8,
+            index: j as u8,
+        };
+        let d = h.encode(p);
+        bytes += d.len() as u64;
+        conn.send_datagram(bytes::Bytes::from(d))?;
+    }
+    Ok(bytes)
 }
 
 struct Live {
@@ -100,11 +195,14 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
     let mut sched = Scheduler::new(args.policy(), pattern.pmax());
     let mut bw = BwEstimator::new(BW_INTERVAL_US, BW_WINDOW, args.initial_bw_mbyte_s * 1e6);
     let mut live: HashMap<u64, Live> = HashMap::new();
-    let filler = vec![0u8; args.chunk_bytes as usize];
     let mut buf = vec![0u8; args.chunk_bytes as usize];
     let mut out = Outcome::default();
 
     let mut path = Csv::create(log_dir, "path_stats.csv", PATH_HEADER)?;
+    let redundancy = args.redundancy == OnOff::On;
+    let mut fec_log = Csv::create(log_dir, "fec_groups.csv", FEC_HEADER)?;
+    let mut loss = LossWindow::default();
+    let mut groups: HashMap<u64, Group> = HashMap::new();
     let t0 = Instant::now();
     let t0_us = now_us();
     let mut log = Log {
@@ -152,12 +250,15 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
             next += 1;
         }
         if now >= next_sample {
-            let udp = conn.stats().udp_tx.bytes;
-            bw.sample(now, udp, sched.pending() > 0);
+            let st = conn.stats();
+            bw.sample(now, st.udp_tx.bytes, sched.pending() > 0);
+            let rtt_us = conn.rtt().as_micros() as u64;
+            loss.sample(now, st.path.sent_packets, st.path.lost_packets, rtt_us);
             path.line(&path_row(conn, bw.estimate(), sched.pending()))?;
             next_sample = now + BW_INTERVAL_US;
         }
         for d in sched.expire(now) {
+            groups.remove(&d.id);
             let mut l = live.remove(&d.id).expect("every queued block is live");
             if let Some(s) = l.stream.as_mut() {
                 // Fails only if the stream is already closed: then there is nothing to stop.
@@ -189,21 +290,23 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
             tokio::time::sleep_until(wake).await;
             continue;
         };
+        if redundancy && !groups.contains_key(&id) {
+            let c = args.chunk_bytes as usize;
+            if let Some(g) = start_group(conn, &sched, id, now, &est, c, &loss, &mut fec_log)? {
+                out.fec_groups += 1;
+                groups.insert(id, g);
+            }
+        }
         let l = live.get_mut(&id).expect("every queued block is live");
         if l.stream.is_none() {
             l.stream = Some(conn.open_uni().await?);
         }
         let offset = sched.sent_bytes(id).expect("picked") as usize;
         let total = HEADER_BYTES + l.rel.size_bytes as usize;
-        let n = (total - offset).min(buf.len());
-        for (i, b) in buf[..n].iter_mut().enumerate() {
-            let at = offset + i;
-            *b = if at < HEADER_BYTES {
-                l.header[at]
-            } else {
-                filler[i]
-            };
-        }
+        // A chunk never crosses the end of the block's redundancy group.
+        let limit = groups.get(&id).map_or(total, |g| g.end as usize);
+        let n = (limit - offset).min(buf.len());
+        fill(&l.header, id, offset as u64, &mut buf[..n]);
         let s = l.stream.as_mut().expect("opened above");
         tokio::select! {
             r = s.write(&buf[..n]) => {
@@ -212,7 +315,13 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
                     l.first_send_us = Some(now_us());
                 }
                 out.block_bytes_written += w as u64;
-                if sched.on_sent(id, w as u64).map_err(|e| anyhow!(e))? {
+                let done = sched.on_sent(id, w as u64).map_err(|e| anyhow!(e))?;
+                let written = offset as u64 + w as u64;
+                if groups.get(&id).is_some_and(|g| written >= g.end) {
+                    let g = groups.remove(&id).expect("checked");
+                    out.parity_bytes += send_parity(conn, l, &g)?;
+                }
+                if done {
                     let mut l = live.remove(&id).expect("live");
                     let _ = l.stream.as_mut().expect("opened").finish();
                     out.completed += 1;
@@ -233,5 +342,6 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
     path.line(&path_row(conn, bw.estimate(), sched.pending()))?;
     log.csv.flush()?;
     path.flush()?;
+    fec_log.flush()?;
     Ok(out)
 }

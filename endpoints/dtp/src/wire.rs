@@ -1,5 +1,5 @@
-//! A block on its own unidirectional stream: a fixed header, then the payload (filler
-//! bytes). Big-endian: `block_id u64 | payload_bytes u64 | priority u32 | created_us u64 |
+//! A block on its own unidirectional stream: a fixed header, then the payload (a known
+//! pattern, [`stream_byte`], so the receiver can check what it rebuilt). Big-endian: `block_id u64 | payload_bytes u64 | priority u32 | created_us u64 |
 //! deadline_us u64` (36 bytes). `created_us` is the sender's Unix-epoch µs when the
 //! application pushed the block; `deadline_us` is relative to it. The header plays the role
 //! of DTP's BLOCK_INFO frame: the receiver learns the block's size and deadline before its
@@ -39,6 +39,70 @@ impl BlockHeader {
     }
 }
 
+/// The byte at `offset` of block `block_id`'s stream (header included): the header's bytes
+/// first, then a pattern of the block id and the offset.
+pub fn stream_byte(h: &[u8; HEADER_BYTES], block_id: u64, offset: u64) -> u8 {
+    if offset < HEADER_BYTES as u64 {
+        return h[offset as usize];
+    }
+    (offset.wrapping_mul(0x9E37_79B9) ^ block_id.wrapping_mul(0x85EB_CA6B) ^ (offset >> 8)) as u8
+}
+
+/// Fills `buf` with the stream's bytes from `offset`.
+pub fn fill(h: &[u8; HEADER_BYTES], block_id: u64, offset: u64, buf: &mut [u8]) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = stream_byte(h, block_id, offset + i as u64);
+    }
+}
+
+/// A parity symbol in a QUIC DATAGRAM: `block_id u64 | start u64 | end u64 | symbol_bytes
+/// u16 | m u8 | n u8 | index u8` (29 bytes, big-endian), then `symbol_bytes` bytes. The
+/// group covers the block's stream offsets [start, end) in `m` symbols.
+pub const PARITY_HEADER_BYTES: usize = 29;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParityHeader {
+    pub block_id: u64,
+    pub start: u64,
+    pub end: u64,
+    pub symbol_bytes: u16,
+    pub m: u8,
+    pub n: u8,
+    pub index: u8,
+}
+
+impl ParityHeader {
+    pub fn encode(&self, symbol: &[u8]) -> Vec<u8> {
+        let mut b = Vec::with_capacity(PARITY_HEADER_BYTES + symbol.len());
+        b.extend_from_slice(&self.block_id.to_be_bytes());
+        b.extend_from_slice(&self.start.to_be_bytes());
+        b.extend_from_slice(&self.end.to_be_bytes());
+        b.extend_from_slice(&self.symbol_bytes.to_be_bytes());
+        b.extend_from_slice(&[self.m, self.n, self.index]);
+        b.extend_from_slice(symbol);
+        b
+    }
+
+    /// None if too short or the symbol's length differs from `symbol_bytes`.
+    pub fn decode(b: &[u8]) -> Option<(ParityHeader, &[u8])> {
+        if b.len() < PARITY_HEADER_BYTES {
+            return None;
+        }
+        let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let h = ParityHeader {
+            block_id: u64_at(0),
+            start: u64_at(8),
+            end: u64_at(16),
+            symbol_bytes: u16::from_be_bytes([b[24], b[25]]),
+            m: b[26],
+            n: b[27],
+            index: b[28],
+        };
+        let sym = &b[PARITY_HEADER_BYTES..];
+        (sym.len() == usize::from(h.symbol_bytes)).then_some((h, sym))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,5 +117,32 @@ mod tests {
             deadline_us: 200_000,
         };
         assert_eq!(BlockHeader::decode(&h.encode()), h);
+    }
+
+    #[test]
+    fn parity_round_trip() {
+        let p = ParityHeader {
+            block_id: 7,
+            start: 36,
+            end: 1036,
+            symbol_bytes: 3,
+            m: 1,
+            n: 2,
+            index: 1,
+        };
+        let b = p.encode(&[1, 2, 3]);
+        assert_eq!(ParityHeader::decode(&b), Some((p, &[1u8, 2, 3][..])));
+        assert_eq!(ParityHeader::decode(&b[..b.len() - 1]), None);
+        assert_eq!(ParityHeader::decode(&b[..10]), None);
+    }
+
+    #[test]
+    fn stream_bytes_start_with_the_header() {
+        let h = [9u8; HEADER_BYTES];
+        let mut buf = [0u8; 40];
+        fill(&h, 3, 0, &mut buf);
+        assert_eq!(&buf[..HEADER_BYTES], &h[..]);
+        assert_eq!(buf[38], stream_byte(&h, 3, 38));
+        assert_ne!(stream_byte(&h, 3, 100), stream_byte(&h, 4, 100));
     }
 }

@@ -4,8 +4,9 @@ and the metrics.
 `tables/dtp_blocks.parquet`: one row per block the sender released, with its fate:
 `block_id, round, priority, payload_bytes, created_s` (since the first release),
 `deadline_ms, outcome` (sender: sent | dropped | pending), `sent_bytes` (handed to QUIC,
-header included), `status` (receiver: complete | reset | broken | never), `completion_ms`
-(receiver's last byte − release; NaN unless complete), `on_time` (complete and
+header included), `status` (receiver: complete | reset | broken | never),
+`recovered_bytes` (rebuilt from parity), `completion_ms` (receiver's last byte − release;
+NaN unless complete), `on_time` (complete and
 completion_ms ≤ deadline_ms).
 
 Metrics (metrics.json), every block released counts (one still queued at the close, or
@@ -16,6 +17,8 @@ never seen by the receiver, is not on time, so a run that stops delivering canno
   included in both; what was sent for dropped or late blocks is waste);
 - `window_ratio_min`: the worst 1 s window's deadline ratio (windows by release time; Fig. 4
   plots them all);
+- `redundancy_overhead_pct`: parity bytes (datagrams) / block bytes handed to QUIC;
+  `recovered_pct`: blocks completed by rebuilding lost data from parity;
 - `dropped_pct`, `pending_pct` (sender), `completion_median_ms`, `completion_p95_ms` (blocks
   complete at the receiver), `blocks_released`, `lost_packets_pct` (quinn's count ÷ packets
   sent).
@@ -90,6 +93,9 @@ def blocks_table(run_dir: Path) -> pd.DataFrame:
             "status": status,
             "completion_ms": completion_ms,
             "on_time": (status == "complete") & (completion_ms <= deadline_ms),
+            "recovered_bytes": g["recovered_bytes"].fillna(0).to_numpy(float)
+            if "recovered_bytes" in g
+            else np.zeros(len(sent)),
         }
     )
 
@@ -134,7 +140,12 @@ def metrics(blocks: pd.DataFrame, sender: dict[str, Any] | None = None) -> dict[
     c = blocks["completion_ms"].dropna().to_numpy(float)
     m["completion_median_ms"] = float(np.median(c)) if len(c) else nan
     m["completion_p95_ms"] = float(np.percentile(c, 95)) if len(c) else nan
+    if "recovered_bytes" in blocks:
+        m["recovered_pct"] = 100.0 * float((blocks["recovered_bytes"] > 0).mean()) if n else nan
     s = sender or {}
+    parity, written = s.get("parity_bytes"), s.get("block_bytes_written")
+    ok = isinstance(parity, int | float) and isinstance(written, int | float) and written > 0
+    m["redundancy_overhead_pct"] = 100.0 * float(parity) / float(written) if ok else nan  # type: ignore[arg-type]
     sent_pk, lost_pk = s.get("sent_packets"), s.get("lost_packets")
     ok = isinstance(sent_pk, int | float) and isinstance(lost_pk, int | float) and sent_pk > 0
     m["lost_packets_pct"] = 100.0 * float(lost_pk) / float(sent_pk) if ok else nan  # type: ignore[arg-type]

@@ -38,6 +38,9 @@ class DtpParams(BaseModel):
         default=150_000, ge=1200, le=1 << 30, description="quinn's send window (> BDP)"
     )
     chunk_bytes: int = Field(default=1200, ge=1, le=1 << 20)
+    redundancy: bool = Field(
+        default=False, description="Reed-Solomon parity for data with < 2 RTT left (datagrams)"
+    )
     initial_bw_mbyte_s: float = Field(default=1.0, gt=0.0, le=10_000.0)
     drain_s: float = Field(default=1.0, ge=0.0, le=60.0)
     cc: Literal["cubic", "newreno", "bbr"] = "cubic"
@@ -96,6 +99,7 @@ class Dtp:
                 *(["--beta", f"{params.beta:g}"] if params.beta is not None else []),
                 "--send-window-bytes", str(params.send_window_bytes),
                 "--chunk-bytes", str(params.chunk_bytes),
+                "--redundancy", "on" if params.redundancy else "off",
                 "--initial-bw-mbyte-s", f"{params.initial_bw_mbyte_s:g}",
                 *pattern,
             ]  # fmt: skip
