@@ -156,7 +156,8 @@ class DtpAnalysis:
     """The `dtp` workload's part of analysis/ (analysis.workload.WorkloadAnalysis)."""
 
     core_metrics: tuple[str, ...] = ("deadline_ratio", "deadline_ratio_p1", "good_bytes_ratio")
-    run_columns: tuple[str, ...] = ("scheme", "alpha", "cc")
+    # not "scheme": runs.csv's scheme column is the matrix's name (dtp-d, ...), not the param
+    run_columns: tuple[str, ...] = ("alpha", "cc", "redundancy")
     log_dirs: tuple[str, ...] = ("guest", "host")
 
     def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
