@@ -10,7 +10,7 @@ use clap::{Parser, ValueEnum};
 use dtp::ads::Policy;
 use dtp::pattern::Pattern;
 use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
-use quinn::{IdleTimeout, TransportConfig, VarInt};
+use quinn::VarInt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
@@ -184,21 +184,14 @@ impl Args {
     }
 
     pub fn setup(&self) -> Result<quicsetup::Setup> {
-        let mut t = TransportConfig::default();
-        t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
-        let w = VarInt::from_u32(RECEIVE_WINDOW_BYTES);
-        t.stream_receive_window(w);
-        t.receive_window(w);
+        let idle = Duration::from_secs_f64(self.idle_timeout_s);
+        let mut t = quicsetup::base_transport(RECEIVE_WINDOW_BYTES, idle)
+            .context("--idle-timeout-s")?;
         t.send_window(self.send_window_bytes);
         // Streams of one priority go in the order they were written to: with the small send
         // window, the bytes leave in the order the scheduler chose them.
         t.send_fairness(false);
         t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
-        let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        t.max_idle_timeout(Some(
-            IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
-        ));
-        t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
         match self.cc {
             Cc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
             Cc::Newreno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
