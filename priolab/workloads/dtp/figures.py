@@ -70,6 +70,7 @@ def _sweep(
         off = (i - (len(schemes) - 1) / 2) * 0.05
         ax.errorbar(x + off, ys, yerr=[lo, hi], marker="o", ms=3, lw=1, capsize=2, label=sc)
     ax.set_xticks(x, settings, rotation=30, fontsize=7)
+    ax.set_xlim(-0.5, len(settings) - 0.5)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(METRICS[metric])
 
