@@ -185,8 +185,8 @@ impl Args {
 
     pub fn setup(&self) -> Result<quicsetup::Setup> {
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        let mut t = quicsetup::base_transport(RECEIVE_WINDOW_BYTES, idle)
-            .context("--idle-timeout-s")?;
+        let mut t =
+            quicsetup::base_transport(RECEIVE_WINDOW_BYTES, idle).context("--idle-timeout-s")?;
         t.send_window(self.send_window_bytes);
         // Streams of one priority go in the order they were written to: with the small send
         // window, the bytes leave in the order the scheduler chose them.
