@@ -49,7 +49,7 @@ def rows(compare: dict[str, Any]) -> list[str]:
                         ["/".join(map(str, (by.get(b, {}).get("seeds") or [{}])[0]
                                         .get("bursts_1_2_3_4_5plus", [])))
                          for b in BACKENDS]))  # fmt: skip
-    for case, by in compare.get("queue", {}).items():
+    for case, by in [c for sec in ("queue", "policer") for c in compare.get(sec, {}).items()]:
         out.append(_row(case, "packets delivered", "",
                         [_f(by.get(b, {}).get("received")) for b in BACKENDS]))  # fmt: skip
         ends = [(by.get(b, {}).get("first_seqs", [])[:3], by.get(b, {}).get("last_seqs", [])[-3:])

@@ -90,6 +90,17 @@ def wire_mbps(p: Probe, t0_ns: int, t1_ns: int) -> float:
     return bits / ((t1_ns - t0_ns) / 1e9) / 1e6
 
 
+def policer_pass_bounds(
+    burst_bytes: int, rate_mbps: float, frame_bytes: int, burst_ms: float
+) -> tuple[int, float]:
+    """How many frames of a back-to-back burst a token bucket (starting full) passes: at least
+    what the bucket holds, at most that plus one plus what the rate refills while the burst
+    arrives (its send time plus ARRIVAL_SLACK_MS of TCG's spread)."""
+    bucket = burst_bytes // frame_bytes
+    refill = (burst_ms + ARRIVAL_SLACK_MS) * rate_mbps * 1e3 / 8 / frame_bytes
+    return bucket, bucket + 1 + refill
+
+
 def delay_summary(p: Probe) -> dict[str, float | int]:
     d = p.delay_ms
     if len(d) == 0:
