@@ -3,7 +3,8 @@
 Run as root, under the netns lock:
 
     flock /tmp/priolab-netns.lock .venv/bin/python netem/linkem/bench/bench_grid.py \
-        [--quick] [--linkem PATH] [--lkprobe PATH] [--json OUT]
+        [--quick] [--cells RATE:PATTERN:DIRS,...] [--bounds US,...] [--rt-prio P,...]
+        [--linkem PATH] [--lkprobe PATH] [--json OUT]
 
 Each cell runs linkem between two namespaces (veth, offloads off) with a constant rate of
 twice the offered load per direction (50 % load), 5 ms delay and a 200 ms queue, and
@@ -16,12 +17,18 @@ packet: one-way delay (send stamp to the receiver's kernel stamp, CLOCK_REALTIME
 minus what the model gives that packet (FIFO at the link rate from its send time, plus the
 delay), so queueing behind a burst is not counted as error. The send stamp is taken just
 before each sendmmsg, so the error includes both hosts' stacks (as `priolab calibrate`'s).
+
+`--bounds` runs every cell once per departure batching bound (linkem's `LINKEM_BATCH_US`) and
+`--rt-prio` once per SCHED_FIFO priority (`LINKEM_RT_PRIO`, 0: off), so one command gives the
+CPU-vs-error curve; without them linkem runs with its defaults. `--cells` picks cells
+(e.g. `30:fps30:2` = 30 Mbit/s, fps30, both directions) instead of the grid.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import signal
 import subprocess
@@ -89,7 +96,7 @@ class Net:
 
 
 def run_cell(net: Net, a: argparse.Namespace, tmp: Path, rate: float, pattern: str,
-             dirs: int) -> dict:  # fmt: skip
+             dirs: int, env: dict[str, str]) -> dict:  # fmt: skip
     link_bps = 2 * rate * 1e6
     d = {"rate": {"kind": "constant", "rate_bps": int(link_bps)}, "delay_us": DELAY_US,
          "queue": {"limit_bytes": max(64_000, int(link_bps / 8 * 0.2))}}  # fmt: skip
@@ -100,7 +107,7 @@ def run_cell(net: Net, a: argparse.Namespace, tmp: Path, rate: float, pattern: s
     lk = subprocess.Popen(
         ["ip", "netns", "exec", net.ns["m"], a.linkem, "--iface-a", net.ifs["ma"],
          "--iface-b", net.ifs["mb"], "--config", str(cfg), "--stats", str(tmp / "stats.jsonl"),
-         "--ready-file", str(ready)], text=True)  # fmt: skip
+         "--ready-file", str(ready)], text=True, env={**os.environ, **env})  # fmt: skip
     flows = [("a", "b")] + ([("b", "a")] if dirs == 2 else [])
     recvs, sends = [], []
     try:
@@ -153,6 +160,7 @@ def run_cell(net: Net, a: argparse.Namespace, tmp: Path, rate: float, pattern: s
     final = [x for x in final if x.get("final")]
     return {
         "rate_mbps": rate, "pattern": pattern, "directions": dirs,
+        "batch_us": env.get("LINKEM_BATCH_US"), "rt_prio": env.get("LINKEM_RT_PRIO"),
         "forwarded_mbps": round(fwd_mbps, 2),
         "loss_pct": round(100 * (1 - n_recv / n_sent), 3) if n_sent else None,
         "linkem_cpu_s_per_s": round(cpu_s / wall, 4),
@@ -169,6 +177,27 @@ def run_cell(net: Net, a: argparse.Namespace, tmp: Path, rate: float, pattern: s
     }  # fmt: skip
 
 
+def parse_cells(text: str) -> list[tuple[float, str, int]]:
+    cells = []
+    for spec in text.split(","):
+        try:
+            rate, pattern, dirs = spec.split(":")
+            cell = (float(rate), pattern, int(dirs))
+        except ValueError:
+            raise SystemExit(f"--cells: {spec!r} is not RATE:PATTERN:DIRS") from None
+        if pattern not in PATTERNS or cell[2] not in (1, 2):
+            raise SystemExit(f"--cells: {spec!r}: pattern one of {list(PATTERNS)}, dirs 1 or 2")
+        cells.append(cell)
+    return cells
+
+
+def variants(a: argparse.Namespace) -> list[dict[str, str]]:
+    """One linkem environment per (bound, priority) asked for; [{}] = linkem's defaults."""
+    bounds = [("LINKEM_BATCH_US", b) for b in a.bounds.split(",")] if a.bounds else [None]
+    prios = [("LINKEM_RT_PRIO", p) for p in a.rt_prio.split(",")] if a.rt_prio else [None]
+    return [dict(kv for kv in (b, p) if kv) for b in bounds for p in prios]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--linkem", default=str(REPO / "target" / "release" / "linkem"))
@@ -176,28 +205,36 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--flows", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="rates 1/30/200, steady and fps30")
+    ap.add_argument("--cells", help="RATE:PATTERN:DIRS,... instead of the grid")
+    ap.add_argument("--bounds", help="LINKEM_BATCH_US values, e.g. 0,25,50,100,150")
+    ap.add_argument("--rt-prio", help="LINKEM_RT_PRIO values, e.g. 10,0")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
-    rates = QUICK["rates"] if a.quick else RATES_MBPS
-    patterns = QUICK["patterns"] if a.quick else list(PATTERNS)
+    if a.cells:
+        cells = parse_cells(a.cells)
+    else:
+        rates = QUICK["rates"] if a.quick else RATES_MBPS
+        patterns = QUICK["patterns"] if a.quick else list(PATTERNS)
+        cells = [(r, p, d) for r in rates for p in patterns for d in (1, 2)]
     rows = []
     hdr = (
-        f"{'Mbit/s':>6} {'pattern':>7} {'dirs':>4} {'fwd':>8} {'loss%':>6} {'cpu/s':>6} "
-        f"{'ms/s/Mb':>8} {'err med':>7} {'p99':>6} {'p1':>6} {'busy%':>5} {'load':>5}"
+        f"{'batch':>5} {'rt':>3} {'Mbit/s':>6} {'pattern':>7} {'dirs':>4} {'fwd':>8} "
+        f"{'loss%':>6} {'cpu/s':>6} {'ms/s/Mb':>8} {'err med':>7} {'p99':>6} {'p1':>6} "
+        f"{'busy%':>5} {'load':>5}"
     )
     print(hdr, flush=True)
     with Net() as net, tempfile.TemporaryDirectory(prefix="lk-grid-") as tmpd:
-        for rate in rates:
-            for pattern in patterns:
-                for dirs in (1, 2):
-                    r = run_cell(net, a, Path(tmpd), rate, pattern, dirs)
-                    rows.append(r)
-                    print(f"{rate:>6} {pattern:>7} {dirs:>4} {r['forwarded_mbps']:>8.1f} "
-                          f"{r['loss_pct']:>6.2f} {r['linkem_cpu_s_per_s']:>6.3f} "
-                          f"{r['linkem_cpu_ms_per_s_per_mbps'] or 0:>8.3f} "
-                          f"{r['delay_err_ms_median']:>7.3f} {r['delay_err_ms_p99']:>6.3f} "
-                          f"{r['delay_err_ms_p1']:>6.3f} {r['machine_busy_pct']:>5.1f} "
-                          f"{r['loadavg_1m']:>5.2f}", flush=True)  # fmt: skip
+        for rate, pattern, dirs in cells:
+            for env in variants(a):
+                r = run_cell(net, a, Path(tmpd), rate, pattern, dirs, env)
+                rows.append(r)
+                print(f"{r['batch_us'] or '-':>5} {r['rt_prio'] or '-':>3} {rate:>6g} "
+                      f"{pattern:>7} {dirs:>4} {r['forwarded_mbps']:>8.1f} "
+                      f"{r['loss_pct']:>6.2f} {r['linkem_cpu_s_per_s']:>6.3f} "
+                      f"{r['linkem_cpu_ms_per_s_per_mbps'] or 0:>8.3f} "
+                      f"{r['delay_err_ms_median']:>7.3f} {r['delay_err_ms_p99']:>6.3f} "
+                      f"{r['delay_err_ms_p1']:>6.3f} {r['machine_busy_pct']:>5.1f} "
+                      f"{r['loadavg_1m']:>5.2f}", flush=True)  # fmt: skip
     out = {"linkem": a.linkem, "seconds": a.seconds, "flows": a.flows, "delay_us": DELAY_US,
            "load_factor": 0.5, "rows": rows}  # fmt: skip
     if a.json:

@@ -6,9 +6,11 @@ through the engine).
 Run as root, under the netns lock:
 
     flock /tmp/priolab-netns.lock .venv/bin/python netem/linkem/bench/delay_variants.py \
-        NAME=BINARY[,BATCH_US[,RT_PRIO]] ... [--json OUT]
+        NAME=BINARY[,BATCH_US[,RT_PRIO]] ... [--reps N] [--json OUT]
 
 e.g. `before=/tmp/old/linkem now=target/release/linkem,250 b500=target/release/linkem,500`.
+With `--reps N` the variants run in turn N times (interleaved, so a change of the machine's
+load hits all of them), and a summary line per variant gives each repetition's figures.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from priolab.workloads.probe.calibrate import Calibration, calibrate_session  # 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("variants", nargs="+", help="NAME=BINARY[,BATCH_US[,RT_PRIO]]")
+    ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
-    out: dict[str, object] = {}
+    out: dict[str, list] = {}
     workdir = Path(tempfile.mkdtemp(prefix="lk-dv-"))
     with calibrate_session(workdir) as network:
-        for spec in a.variants:
+        for i, spec in enumerate([v for _ in range(a.reps) for v in a.variants]):
             name, _, rest = spec.partition("=")
             parts = rest.split(",")
             env = {"PRIOLAB_LINKEM": parts[0]}
@@ -42,12 +45,19 @@ def main() -> None:
             for key in ("LINKEM_BATCH_US", "LINKEM_RT_PRIO"):
                 os.environ.pop(key, None)
             os.environ.update(env)
-            print("==", name, env, "load", os.getloadavg(), flush=True)
-            (workdir / name).mkdir()
+            load = os.getloadavg()[0]
+            print("==", name, env, "load", load, flush=True)
+            (workdir / f"{name}-{i}").mkdir()
             bench = Calibration(("userspace", "userspace", "delay_variants"), True,
-                                workdir / name, print, network)  # fmt: skip
-            out[name] = bench.measure_delay()
-    print(json.dumps(out, indent=1))
+                                workdir / f"{name}-{i}", print, network)  # fmt: skip
+            out.setdefault(name, []).append({"load1": load, "rows": bench.measure_delay()})
+    for name, runs in out.items():
+        figs = [
+            " ".join(f"{r['median_error_ms']:.3f}/{r['p99_error_ms']:.3f}" for r in run["rows"])
+            + f" (load {run['load1']:.2f})"
+            for run in runs
+        ]
+        print(f"{name}: idle median/p99, 50 % load median/p99 (ms): " + "; ".join(figs))
     if a.json:
         a.json.write_text(json.dumps(out, indent=1))
 

@@ -7,7 +7,7 @@ use crate::queue::Packet;
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 struct Entry<T> {
     exit_ns: u64,
@@ -32,6 +32,13 @@ impl<T> Ord for Entry<T> {
     }
 }
 
+/// Packets in exit-time order: without reordering exit times never decrease, so a FIFO holds
+/// them in order (and can be searched by time); with it, a min-heap.
+enum Store<T> {
+    Fifo(VecDeque<Entry<T>>),
+    Heap(BinaryHeap<Reverse<Entry<T>>>),
+}
+
 pub struct DelayLine<T> {
     delay_ns: u64,
     jitter_ns: u64,
@@ -39,7 +46,7 @@ pub struct DelayLine<T> {
     rng: ChaCha8Rng,
     last_exit_ns: u64,
     seq: u64,
-    heap: BinaryHeap<Reverse<Entry<T>>>,
+    store: Store<T>,
 }
 
 impl<T> DelayLine<T> {
@@ -51,16 +58,23 @@ impl<T> DelayLine<T> {
             rng,
             last_exit_ns: 0,
             seq: 0,
-            heap: BinaryHeap::new(),
+            store: if reorder {
+                Store::Heap(BinaryHeap::new())
+            } else {
+                Store::Fifo(VecDeque::new())
+            },
         }
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        match &self.store {
+            Store::Fifo(q) => q.len(),
+            Store::Heap(h) => h.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     pub fn push(&mut self, enter_ns: u64, pkt: Packet<T>) {
@@ -74,11 +88,15 @@ impl<T> DelayLine<T> {
         }
         self.last_exit_ns = self.last_exit_ns.max(exit_ns);
         self.seq += 1;
-        self.heap.push(Reverse(Entry {
+        let e = Entry {
             exit_ns,
             seq: self.seq,
             pkt,
-        }));
+        };
+        match &mut self.store {
+            Store::Fifo(q) => q.push_back(e),
+            Store::Heap(h) => h.push(Reverse(e)),
+        }
     }
 
     /// The shortest time any packet spends in the line (delay − jitter, at least 0).
@@ -87,14 +105,36 @@ impl<T> DelayLine<T> {
     }
 
     pub fn next_exit_ns(&self) -> Option<u64> {
-        self.heap.peek().map(|e| e.0.exit_ns)
+        match &self.store {
+            Store::Fifo(q) => q.front().map(|e| e.exit_ns),
+            Store::Heap(h) => h.peek().map(|e| e.0.exit_ns),
+        }
+    }
+
+    /// The latest exit time ≤ `limit_ns` of a packet in the line (None: no exit that early).
+    /// O(log n) without reordering, O(n) with it.
+    pub fn last_exit_within(&self, limit_ns: u64) -> Option<u64> {
+        match &self.store {
+            Store::Fifo(q) => {
+                let k = q.partition_point(|e| e.exit_ns <= limit_ns);
+                k.checked_sub(1).map(|i| q[i].exit_ns)
+            }
+            Store::Heap(h) => h
+                .iter()
+                .map(|e| e.0.exit_ns)
+                .filter(|&t| t <= limit_ns)
+                .max(),
+        }
     }
 
     pub fn pop_due(&mut self, now_ns: u64) -> Option<(u64, Packet<T>)> {
         if self.next_exit_ns()? > now_ns {
             return None;
         }
-        let Reverse(e) = self.heap.pop()?;
+        let e = match &mut self.store {
+            Store::Fifo(q) => q.pop_front()?,
+            Store::Heap(h) => h.pop()?.0,
+        };
         Some((e.exit_ns, e.pkt))
     }
 }

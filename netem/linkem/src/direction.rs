@@ -272,6 +272,29 @@ impl<T> Direction<T> {
         earliest(server, self.delay.next_exit_ns())
     }
 
+    /// When to wake to release frames in batches at most `bound_ns` late, never early: the
+    /// latest departure the model already knows of within `bound_ns` of the next one
+    /// (`next_departure_ns`). Waking then releases every frame due in that window in one go,
+    /// the last of them exactly on time; a frame with no other due within the bound is woken
+    /// for at its own time. Frames the model cannot place yet (still queued behind the one in
+    /// service, or not arrived) only make the window smaller, never a frame later: the next
+    /// wake-up is planned from them. Greedy covering of departures by windows of `bound_ns`,
+    /// the fewest wake-ups for that worst case. `bound_ns` 0: `next_departure_ns`.
+    pub fn batch_departure_ns(&self, bound_ns: u64) -> Option<u64> {
+        let first = self.next_departure_ns()?;
+        let limit = first.saturating_add(bound_ns);
+        let server = self
+            .next_server_event_ns()
+            .map(|t| t.saturating_add(self.delay.min_delay_ns()))
+            .filter(|&t| t <= limit);
+        let line = self.delay.last_exit_within(limit);
+        Some(
+            first
+                .max(server.unwrap_or(first))
+                .max(line.unwrap_or(first)),
+        )
+    }
+
     fn leave_server(&mut self, pkt: Packet<T>, at_ns: u64) {
         let d = at_ns.saturating_sub(pkt.arrival_ns);
         self.counters.queue_delay.add(d);

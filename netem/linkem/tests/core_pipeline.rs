@@ -276,3 +276,44 @@ fn next_departure_skips_server_events_by_the_delay() {
     assert_eq!(sent(&out), vec![(1, 6 * MS)]);
     assert_eq!(d.next_departure_ns(), None);
 }
+
+/// `batch_departure_ns`: the latest exit within the bound of the next one, for the FIFO delay
+/// line and the reordering one alike; 0 gives the next departure itself.
+#[test]
+fn batch_departure_is_the_last_exit_within_the_bound() {
+    for reorder in [false, true] {
+        let mut d = direction(&format!(
+            r#"{{"rate": {{"kind": "unlimited"}}, "delay_us": 1000, "jitter_reorder": {reorder},
+                 "queue": {{"limit_packets": 100}}}}"#
+        ));
+        let mut out = Vec::new();
+        for (i, t) in [0u64, 100_000, 250_000, 600_000].into_iter().enumerate() {
+            d.enqueue(t, i as u64, 100, &mut out);
+        }
+        assert_eq!(d.next_departure_ns(), Some(MS));
+        assert_eq!(d.batch_departure_ns(0), Some(MS));
+        assert_eq!(d.batch_departure_ns(200_000), Some(MS + 100_000));
+        assert_eq!(d.batch_departure_ns(250_000), Some(MS + 250_000));
+        assert_eq!(d.batch_departure_ns(10 * MS), Some(MS + 600_000));
+        d.poll(MS + 250_000, &mut out);
+        assert_eq!(sent(&out).len(), 3, "reorder {reorder}");
+        assert_eq!(d.batch_departure_ns(100_000), Some(MS + 600_000));
+    }
+}
+
+/// A frame still in the rate server counts at its earliest exit (finish + delay).
+#[test]
+fn batch_departure_counts_the_frame_in_service() {
+    // 1 Mbit/s: a 125-byte frame takes 1 ms; 1 ms delay.
+    let mut d = direction(
+        r#"{"rate": {"kind": "constant", "rate_bps": 1000000}, "delay_us": 1000,
+            "queue": {"limit_packets": 100}}"#,
+    );
+    let mut out = Vec::new();
+    d.enqueue(0, 0, 125, &mut out);
+    d.poll(MS, &mut out);
+    d.enqueue(MS, 1, 125, &mut out);
+    // Frame 0 exits at 2 ms, frame 1 (in service until 2 ms) at 3 ms.
+    assert_eq!(d.batch_departure_ns(500_000), Some(2 * MS));
+    assert_eq!(d.batch_departure_ns(MS), Some(3 * MS));
+}

@@ -138,11 +138,8 @@ impl Forwarder {
             let now = monotonic_ns().saturating_sub(self.epoch_ns).max(core_now);
             core_now = now;
             // Only frames whose exit time has come leave: never early (a packet cannot beat
-            // its propagation delay); batching makes dense traffic up to `batch_ns` late.
+            // its propagation delay); batching makes a frame at most `batch_ns` late.
             self.core.poll(now, &mut events);
-            if events.iter().any(|e| matches!(e, Event::Sent { .. })) {
-                self.pacer.sent(now);
-            }
             for ev in events.drain(..) {
                 match ev {
                     Event::Sent { pkt, at_ns } => {
@@ -216,9 +213,8 @@ impl Forwarder {
             }
             if drained {
                 let deadline = next_stats_ns.min(now + MAX_SLEEP_NS);
-                let plan = self
-                    .pacer
-                    .plan(now, self.core.next_departure_ns(), deadline);
+                let departure = self.core.batch_departure_ns(self.pacer.batch_ns);
+                let plan = self.pacer.plan(now, departure, deadline);
                 let now = monotonic_ns().saturating_sub(self.epoch_ns);
                 let dense = coalesce.dense(now);
                 if let Some(p) = self.rt_prio {

@@ -4,20 +4,24 @@
 //! - **Wake for departures only**: the thread wakes when a frame can next leave the model
 //!   (`Direction::next_departure_ns`), not for the rate server's inner events, which the
 //!   model replays exactly when it is next advanced.
-//! - **Batched departures**: after a wake-up that sent frames, the next departure wake-up
-//!   comes at least `batch_ns` later, and it releases every frame whose exit time has come;
-//!   all leave in one `sendmmsg`. No frame leaves before its model time (a packet cannot
-//!   beat its propagation delay; an earlier design released frames up to `batch_ns` / 2
-//!   early, and a ping through 2 × 10 ms then measured 19.9 ms). A frame in dense traffic
-//!   therefore leaves at most `batch_ns` after its model time (plus the wake-up latency); a
-//!   frame after a pause of `batch_ns` or more is woken for at its exact time.
+//! - **Batched departures within a bound, never early**: the thread wakes at
+//!   `Direction::batch_departure_ns(batch_ns)`, the latest departure the model knows of
+//!   within `batch_ns` of the next one, and releases every frame whose exit time has come;
+//!   all leave in one `sendmmsg`. So no frame leaves more than `batch_ns` after its model
+//!   time (plus the wake-up latency), the last frame of each batch leaves on time, and a
+//!   frame with no other departure within the bound is woken for at its exact time. No frame
+//!   leaves before its model time (a packet cannot beat its propagation delay; an earlier
+//!   design released frames up to `batch_ns` / 2 early, and a ping through 2 × 10 ms then
+//!   measured 19.9 ms). The design before this one woke at most once per `batch_ns` after a
+//!   send, which made nearly every frame of dense traffic late by up to the bound, lone
+//!   frames included (netem/README.md, "I/O shell").
 //! - **Lazy reads**: frames carry the kernel's receive stamp, so they enter the model at the
 //!   time they arrived however late they are read. While the model holds packets, the thread
 //!   does not wake for arrivals; it reads them at the next departure wake-up or after
 //!   `read_lag_ns`, whichever comes first. `read_lag_ns` is the direction's smallest transit
-//!   time (delay − jitter) minus `batch_ns`: a frame read that late still leaves no later
-//!   than the batching bound allows. Below `batch_ns` (no delay), or with `batch_ns` 0, every
-//!   frame wakes the thread.
+//!   time (delay − jitter) minus `batch_ns`: a frame read that late is in the model `batch_ns`
+//!   before it can leave, so it still leaves within the bound. Below `batch_ns` (no delay),
+//!   or with `batch_ns` 0, every frame wakes the thread.
 
 /// Where the thread should sleep until, and whether a readable receive socket ends the sleep.
 #[derive(Debug, PartialEq, Eq)]
@@ -29,8 +33,6 @@ pub struct Sleep {
 pub struct Pacer {
     pub batch_ns: u64,
     pub read_lag_ns: u64,
-    /// When the last wake-up that sent frames happened (None: never).
-    last_send_ns: Option<u64>,
 }
 
 impl Pacer {
@@ -45,28 +47,19 @@ impl Pacer {
             } else {
                 0
             },
-            last_send_ns: None,
         }
     }
 
-    /// A wake-up at `now_ns` handed frames to the kernel.
-    pub fn sent(&mut self, now_ns: u64) {
-        self.last_send_ns = Some(now_ns);
-    }
-
-    /// The next sleep, given the model's next event and the latest time to wake anyway.
-    pub fn plan(&self, now_ns: u64, next_event_ns: Option<u64>, deadline_ns: u64) -> Sleep {
-        let departure = next_event_ns.map(|t| match self.last_send_ns {
-            Some(last) => t.max(last.saturating_add(self.batch_ns)),
-            None => t,
-        });
-        match departure {
+    /// The next sleep, given the departure to wake for (`batch_departure_ns(batch_ns)`) and
+    /// the latest time to wake anyway.
+    pub fn plan(&self, now_ns: u64, departure_ns: Option<u64>, deadline_ns: u64) -> Sleep {
+        match departure_ns {
             Some(d) if self.read_lag_ns > 0 => Sleep {
                 until_ns: d.min(deadline_ns).min(now_ns + self.read_lag_ns),
                 watch_rx: false,
             },
             _ => Sleep {
-                until_ns: departure.unwrap_or(u64::MAX).min(deadline_ns),
+                until_ns: departure_ns.unwrap_or(u64::MAX).min(deadline_ns),
                 watch_rx: true,
             },
         }
@@ -76,24 +69,11 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use linkem::config::parse_config;
+    use linkem::{Direction, Event};
 
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;
-
-    #[test]
-    fn sparse_departures_are_on_time_dense_ones_batched() {
-        let mut p = Pacer::new(250 * US, 10 * MS);
-        // Nothing sent yet: wake exactly at the event.
-        assert_eq!(p.plan(0, Some(5 * MS), 20 * MS).until_ns, 5 * MS);
-        p.sent(5 * MS);
-        // An event 100 µs after a send waits for the batch bound…
-        assert_eq!(
-            p.plan(5 * MS, Some(5 * MS + 100 * US), 20 * MS).until_ns,
-            5 * MS + 250 * US
-        );
-        // …one after a longer pause does not.
-        assert_eq!(p.plan(6 * MS, Some(6 * MS), 20 * MS).until_ns, 6 * MS);
-    }
 
     #[test]
     fn arrivals_wake_only_an_empty_model_when_the_delay_allows() {
@@ -121,5 +101,83 @@ mod tests {
         assert!(p0.plan(0, Some(MS), 20 * MS).watch_rx);
         // No batching: no lazy reads either.
         assert_eq!(Pacer::new(0, 10 * MS).read_lag_ns, 0);
+    }
+
+    /// What the forwarding thread does, in virtual time with wake-ups exactly on time: frames
+    /// arrive at the given times (stamped then, read at the next wake-up), each wake-up
+    /// advances the core and sleeps as the pacer says. Returns (wake-ups that sent frames,
+    /// each sent frame's lateness = release time − model exit time).
+    fn drive(link: &str, arrivals: &[u64], batch_ns: u64) -> (usize, Vec<u64>) {
+        let doc = format!(r#"{{"seed": 1, "a_to_b": {link}, "b_to_a": {link}}}"#);
+        let cfg = parse_config(&doc).expect("valid config").a_to_b;
+        let mut core: Direction<u64> = Direction::new(&cfg, 1500, 1, 0);
+        let pacer = Pacer::new(batch_ns, cfg.delay_ns.saturating_sub(cfg.jitter_ns));
+        let (mut now, mut next_rx, mut sends) = (0, 0, 0);
+        let (mut late, mut events) = (Vec::new(), Vec::new());
+        loop {
+            while next_rx < arrivals.len() && arrivals[next_rx] <= now {
+                core.enqueue(arrivals[next_rx], next_rx as u64, 1442, &mut events);
+                next_rx += 1;
+            }
+            core.poll(now, &mut events);
+            let before = late.len();
+            for e in events.drain(..) {
+                if let Event::Sent { at_ns, .. } = e {
+                    assert!(at_ns <= now, "released before its exit time");
+                    late.push(now - at_ns);
+                }
+            }
+            sends += usize::from(late.len() > before);
+            let plan = pacer.plan(now, core.batch_departure_ns(batch_ns), now + 20 * MS);
+            let rx = arrivals.get(next_rx).copied().filter(|_| plan.watch_rx);
+            let wake = plan.until_ns.min(rx.unwrap_or(u64::MAX));
+            if next_rx == arrivals.len() && core.in_flight() == 0 {
+                return (sends, late);
+            }
+            now = wake.max(now);
+        }
+    }
+
+    /// 30 frames of 87 packets at once, one every 33.3 ms (30 Mbit/s, video-like).
+    fn bursts() -> Vec<u64> {
+        (0..30u64)
+            .flat_map(|f| std::iter::repeat_n(f * 33_333 * US, 87))
+            .collect()
+    }
+
+    const LINK_60: &str = r#"{"rate": {"kind": "constant", "rate_bps": 60000000},
+        "delay_us": 5000, "queue": {"limit_packets": 10000}}"#;
+
+    #[test]
+    fn batches_stay_within_the_bound_and_lone_frames_leave_on_time() {
+        // 60 Mbit/s: the packets of a burst leave 192.3 µs apart.
+        let (sends0, late0) = drive(LINK_60, &bursts(), 0);
+        assert_eq!(sends0, late0.len(), "no batching: a wake-up per frame");
+        assert!(late0.iter().all(|&l| l == 0));
+        // A bound below the spacing changes nothing: every frame on time.
+        let (sends, late) = drive(LINK_60, &bursts(), 150 * US);
+        assert_eq!((sends, late.iter().max()), (sends0, Some(&0)));
+        // 250 µs: two frames per wake-up (the first 192 µs late, the second on time).
+        let (sends, late) = drive(LINK_60, &bursts(), 250 * US);
+        assert_eq!(late.len(), late0.len());
+        assert!(late.iter().all(|&l| l <= 250 * US));
+        assert!(sends * 2 <= sends0 + 30, "{sends} wake-ups vs {sends0}");
+        let mean = late.iter().sum::<u64>() as f64 / late.len() as f64;
+        assert!(mean < 100_000.0, "mean lateness {mean} ns");
+        // 1 ms: five frames per wake-up, none more than the bound late.
+        let (sends, late) = drive(LINK_60, &bursts(), MS);
+        assert!(late.iter().all(|&l| l <= MS));
+        assert!(sends * 5 <= sends0 + 5 * 30, "{sends} wake-ups vs {sends0}");
+    }
+
+    #[test]
+    fn sparse_traffic_is_never_delayed_by_the_bound() {
+        // A ping every 10 ms through 10 ms of delay, unlimited rate, 250 µs bound.
+        let pings: Vec<u64> = (0..50).map(|i| i * 10 * MS + 7 * US).collect();
+        let link = r#"{"rate": {"kind": "unlimited"}, "delay_us": 10000,
+            "queue": {"limit_packets": 100}}"#;
+        let (sends, late) = drive(link, &pings, 250 * US);
+        assert_eq!((sends, late.len()), (50, 50));
+        assert!(late.iter().all(|&l| l == 0));
     }
 }
