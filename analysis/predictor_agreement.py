@@ -259,12 +259,12 @@ def collect(roots: list[Path]) -> tuple[dict[tuple[tuple[str, ...], str], Group]
                 skipped.append(f"{path.parent}: {e}")
                 continue
             grp = groups[(args, scheme)]
-            grp.sources.add(
-                f"{doc['run']['scenario']}/{doc['run']['setting']}{_commit(path.parent)}"
-            )
             if not doc.get("valid") or "metrics" not in doc:
                 grp.invalid += 1
                 continue
+            grp.sources.add(
+                f"{doc['run']['scenario']}/{doc['run']['setting']}{_commit(path.parent)}"
+            )
             grp.valid.append(
                 {**real_metrics(doc["metrics"]), "rcvbuf_drops_guest": rcvbuf_drops(path.parent)}
             )
@@ -291,7 +291,10 @@ def table(roots: list[Path], rise_sim: Path, seeds: int) -> str:
             lines.append(
                 f"| {label(args)} | {scheme} | {source} | {n} | " + " | ".join(cells) + " |"
             )
-        notes.append(f"- {label(args)}, {scheme}: real runs from {', '.join(sorted(grp.sources))}")
+        if grp.sources:
+            notes.append(
+                f"- {label(args)}, {scheme}: valid real runs from {', '.join(sorted(grp.sources))}"
+            )
     out = "\n".join(lines) + "\n\n" + "\n".join(notes)
     if skipped:
         out += "\n\nskipped (the predictor cannot express the point):\n" + "\n".join(
