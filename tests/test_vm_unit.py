@@ -164,3 +164,20 @@ def test_vm_site_runs_the_mininet_site_inside_with_tc(tmp_path: Path) -> None:
     assert "--site" not in argv  # inside, the Mininet site runs
     assert site.shares(sc, out) == sorted({sc.parent, out.parent})
     assert site.timeout_s(spec) > spec.duration_s
+
+
+def test_vm_site_judges_the_host_cpu_during_the_run() -> None:
+    """The guest cannot see its vCPU threads starved: the host's samples within the run's
+    start/stop decide, with the project's rule; outside the run (the boot) they do not."""
+    from priolab.engine.sites import vm as site
+
+    h = site.HostCpu(interval_s=0.5)
+    h.samples = [(t, 1.0) for t in (0.0, 1.0, 2.0)] + [(10.0 + i, 0.3) for i in range(10)]
+    assert not h.during(10.0, 19.0)["saturated"]
+    assert h.during(0.0, 2.0)["saturated"]
+    assert h.during(None, 5.0)["samples"] == 0
+    meta = {"valid": True, "invalid_reasons": [], "vm": {}}
+    site.judge_host_cpu(meta, h.during(1.0, 19.0))  # 2 of 12 samples busy, mean 0.42
+    assert meta["valid"] and meta["vm"]["host_cpu"]["samples"] == 12
+    site.judge_host_cpu(meta, h.during(0.0, 2.0))
+    assert not meta["valid"] and meta["invalid_reasons"][0].startswith("host CPU saturated")

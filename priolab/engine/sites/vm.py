@@ -10,7 +10,12 @@ parent folder are shared at theirs, so the run writes `<out>.partial/` and renam
 and wall time, emulated CPUs) and `site.kind` "vm" (`site.inside`: the site that ran inside).
 
 The judge runs inside the VM on the VM's own CPU samples: a run the emulated CPUs could not
-keep up with is judged "CPU saturated" (invalid), like any other.
+keep up with is judged "CPU saturated" (invalid), like any other. The guest cannot see the
+host starving its vCPU threads (TCG reports no steal time), so the site also samples this
+machine's CPU while the VM runs and applies the same rule (priolab/cpu.py) to the samples
+within the run's start and stop times (the guest's clock is the host's): "host CPU
+saturated" makes the run invalid too. The emulated CPUs are host threads, so a busy guest
+is a busy host: this is the rule that sees both.
 
 Every boot uses both host cores: run it under the machine-wide netns lock.
 """
@@ -18,10 +23,12 @@ Every boot uses both host cores: run it under the machine-wide netns lock.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from priolab import cpu
 from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.sites.mininet import _empty_plan
@@ -57,6 +64,50 @@ def shares(scenario: Path, out_dir: Path) -> list[Path]:
     folders = {scenario.resolve().parent, out_dir.parent}
     folders.update(f.parent for f in input_files(scenario))
     return sorted(folders)
+
+
+class HostCpu:
+    """This machine's CPU utilisation every `interval_s`, with the time of each sample."""
+
+    def __init__(self, interval_s: float = 0.5) -> None:
+        self.interval_s = interval_s
+        self.samples: list[tuple[float, float]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> HostCpu:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=2)
+
+    def _loop(self) -> None:
+        total0, idle0 = cpu._read()
+        while not self._stop.wait(self.interval_s):
+            total, idle = cpu._read()
+            if total > total0:
+                self.samples.append((time.time(), 1.0 - (idle - idle0) / (total - total0)))
+            total0, idle0 = total, idle
+
+    def during(self, start: float | None, stop: float | None) -> dict[str, Any]:
+        """The project's CPU summary (and verdict) of the samples between start and stop."""
+        if start is None or stop is None:
+            return cpu.summarise([], self.interval_s)
+        picked = [u for t, u in self.samples if start <= t <= stop + self.interval_s]
+        return cpu.summarise(picked, self.interval_s)
+
+
+def judge_host_cpu(meta: dict[str, Any], host: dict[str, Any]) -> None:
+    """Record the host's CPU during the run; saturated → the run is invalid."""
+    meta["vm"]["host_cpu"] = host
+    if host.get("saturated"):
+        meta["valid"] = False
+        meta["invalid_reasons"].append(
+            f"host CPU saturated (mean {host.get('utilisation_mean_pct')} %, rule: "
+            f"{host.get('rule')}): the VM's emulated CPUs were starved"
+        )
 
 
 def timeout_s(spec: RunSpec) -> float:
@@ -98,12 +149,13 @@ def run_one_in_vm(
     t_boot = time.time()
     inner = Command(inner_argv(spec, scenario, out_dir, backend), timeout_s=t, cwd=str(REPO),
                     env={"PRIOLAB_START_MARGIN_S": str(START_MARGIN_S)})  # fmt: skip
-    res = run_job(
-        [inner],
-        timeout_s=t + VM_MARGIN_S,
-        image=img,
-        shares=shares(scenario, out_dir),
-    )
+    with HostCpu() as host:
+        res = run_job(
+            [inner],
+            timeout_s=t + VM_MARGIN_S,
+            image=img,
+            shares=shares(scenario, out_dir),
+        )
     meta_path = out_dir / rundir.METADATA
     if not meta_path.exists() or meta_path.stat().st_mtime < t_boot:
         # the VM wrote no finished run: record an invalid one with what the VM said
@@ -120,5 +172,6 @@ def run_one_in_vm(
     meta = json.loads(meta_path.read_text())
     meta["site"] = {**meta.get("site", {}), "kind": "vm", "inside": meta["site"]["kind"]}
     meta["vm"] = vm_block(res, img.dir)
+    judge_host_cpu(meta, host.during(meta.get("start_time"), meta.get("stop_time")))
     meta_path.write_text(json.dumps(meta, indent=2, default=str) + "\n")
     return meta
