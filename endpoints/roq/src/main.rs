@@ -97,6 +97,7 @@ async fn run(args: &Args) -> Result<u8> {
             let o = r.unwrap_or_default();
             let mut f = vec![
                 ("role", quoted("sender")),
+                ("gstreamer", quoted(&media::gst_version())),
                 ("transport", transport),
                 ("exit_reason", quoted(reason)),
                 ("frames_sent", o.frames.to_string()),

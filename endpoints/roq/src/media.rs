@@ -32,6 +32,12 @@ fn pipeline(desc: &str) -> Result<(gst::Pipeline, gst_app::AppSrc, gst_app::AppS
     Ok((p, src, sink))
 }
 
+/// The GStreamer library version in use (recorded in summary.json).
+pub fn gst_version() -> String {
+    let _ = gst::init();
+    gst::version_string().to_string()
+}
+
 fn buffer(data: Vec<u8>, pts_ns: u64) -> gst::Buffer {
     let mut b = gst::Buffer::from_mut_slice(data);
     b.get_mut()

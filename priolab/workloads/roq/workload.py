@@ -139,7 +139,8 @@ class Roq:
         return specs
 
     def tools(self) -> list[list[str]]:
-        return [[roq_binary(), "--version"], ["gst-launch-1.0", "--version"]]
+        # the GStreamer version is in the sender's summary.json (the library it linked)
+        return [[roq_binary(), "--version"]]
 
     def binaries(self) -> dict[str, str]:
         return {"roq": roq_binary()}
