@@ -192,8 +192,9 @@ def make_figure(
 
 
 def fig_microbursts(runs: pd.DataFrame, out: Path) -> list[str]:
-    """The figures hook: `microbursts_<scheme>` for the first run of each scheme (the one
-    `timeseries_<scheme>` shows) that has a packet log."""
+    """The figures hook: `microbursts_<scheme>` for the run `timeseries_<scheme>` shows when it
+    has a packet log, else for the first run of that scheme (settings in order, then reps) that
+    has one: a scenario may log packets in one setting only (link.packet_log)."""
     from analysis.figures import pick_run
 
     notes = []
@@ -201,12 +202,17 @@ def fig_microbursts(runs: pd.DataFrame, out: Path) -> list[str]:
         r = pick_run(runs, scheme)
         if r is None:
             continue
-        run_dir = Path(r["path"])
-        if not (run_dir / PACKET_LOG).is_file():
-            notes.append(f"{FIGURE_NAME}_{scheme}: {run_dir} has no {PACKET_LOG} "
+        candidates = [Path(r["path"])] + [
+            Path(p)
+            for p in runs.loc[runs["scheme"] == scheme, "path"]
+            if Path(p) != Path(r["path"])
+        ]
+        logged = [d for d in candidates if (d / PACKET_LOG).is_file()]
+        if not logged:
+            notes.append(f"{FIGURE_NAME}_{scheme}: no run has {PACKET_LOG} "
                          "(scenario key link.packet_log)")  # fmt: skip
             continue
-        make_figure(run_dir, out, name=f"{FIGURE_NAME}_{scheme}")
+        make_figure(logged[0], out, name=f"{FIGURE_NAME}_{scheme}")
     return notes
 
 

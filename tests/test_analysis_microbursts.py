@@ -88,3 +88,27 @@ def test_cli_writes_the_figure_and_the_table(tmp_path: Path, capsys) -> None:
     empty.mkdir()
     assert main([str(empty)]) == 1
     assert "packet_log: true" in capsys.readouterr().err
+
+
+def test_figures_hook_takes_the_first_run_that_logged_packets(tmp_path: Path) -> None:
+    # the scenario logs packets in its second setting only (quick.yaml's window-limited path)
+    import pandas as pd
+
+    from analysis.microbursts import fig_microbursts
+
+    plain, logged = tmp_path / "A" / "r1", tmp_path / "B" / "r1"
+    plain.mkdir(parents=True)
+    logged.mkdir(parents=True)
+    write(logged, LOG)
+    (logged / "linkem.json").write_text(json.dumps({}))
+    runs = pd.DataFrame(
+        [
+            {"scheme": "pri", "setting_label": s, "rep": 1, "path": str(d)}
+            for s, d in (("A", plain), ("B", logged))
+        ]  # fmt: skip
+    )
+    assert fig_microbursts(runs, tmp_path / "figs") == []
+    assert (tmp_path / "figs" / "microbursts_pri.png").is_file()
+    runs["path"] = str(plain)
+    notes = fig_microbursts(runs, tmp_path / "figs2")
+    assert notes and "no run has linkem-packets.log" in notes[0]
