@@ -22,6 +22,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -255,13 +256,39 @@ def encode_trace(
     bufsize_frames: float = 10.0,
 ) -> FrameTrace:
     """Encode a synthetic source with ffmpeg and return its frame sizes (via ffprobe)."""
-    _need_ffmpeg(bitrate_mbps, fps, duration_s)
+    return _encode_and_probe(
+        (bitrate_mbps, fps, duration_s),
+        "v.mkv",
+        lambda video: encode_command(
+            video, bitrate_mbps, fps, duration_s, width, height, bufsize_frames
+        ),
+        probe_command,
+        _read_probe_csv,
+    )
+
+
+def _read_probe_csv(probe_out: str, tmp: Path) -> FrameTrace:
+    """`probe_command`'s output read as the ffprobe CSV format (through a file in `tmp`)."""
+    csv_path = tmp / "frames.csv"
+    csv_path.write_text(probe_out)
+    return read_ffprobe_csv(csv_path)
+
+
+def _encode_and_probe(
+    rate: tuple[float, float, float],
+    video_name: str,
+    encode: Callable[[Path], list[str]],
+    probe: Callable[[Path], list[str]],
+    parse: Callable[[str, Path], FrameTrace],
+) -> FrameTrace:
+    """The sequence every encoder here shares: check ffmpeg and `rate` (bitrate_mbps, fps,
+    duration_s), run `encode(video)` into a temporary folder, then `probe(video)`, and return
+    `parse(probe's stdout, the folder)` before the folder is removed."""
+    _need_ffmpeg(*rate)
     with tempfile.TemporaryDirectory(prefix="traces-video-") as tmp:
-        video = Path(tmp) / "v.mkv"
-        _run(encode_command(video, bitrate_mbps, fps, duration_s, width, height, bufsize_frames))
-        csv_path = Path(tmp) / "frames.csv"
-        csv_path.write_text(_run(probe_command(video)))
-        return read_ffprobe_csv(csv_path)
+        video = Path(tmp) / video_name
+        _run(encode(video))
+        return parse(_run(probe(video)), Path(tmp))
 
 
 def _need_ffmpeg(bitrate_mbps: float, fps: float, duration_s: float) -> None:
@@ -365,12 +392,12 @@ def encode_gop_trace(
     noise: int = 6,
 ) -> FrameTrace:
     """Encode a synthetic source to a fixed I/P/B GoP and return its GoP trace."""
-    _need_ffmpeg(bitrate_mbps, fps, duration_s)
-    with tempfile.TemporaryDirectory(prefix="traces-gop-") as tmp:
-        video = Path(tmp) / "v.mp4"
-        _run(
-            encode_gop_command(
-                video, bitrate_mbps, fps, duration_s, gop_frames, b_frames, width, height, noise
-            )
-        )
-        return gop_trace_from_probe(_run(probe_gop_command(video)))
+    return _encode_and_probe(
+        (bitrate_mbps, fps, duration_s),
+        "v.mp4",
+        lambda video: encode_gop_command(
+            video, bitrate_mbps, fps, duration_s, gop_frames, b_frames, width, height, noise
+        ),
+        probe_gop_command,
+        lambda probe_out, _tmp: gop_trace_from_probe(probe_out),
+    )
