@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::Duration;
 
-use proctest::{free_port, wait, Table};
+use proctest::{wait, Pair, Table};
 
 const BIN: &str = env!("CARGO_BIN_EXE_moq");
 
@@ -29,43 +29,29 @@ fn table(p: &Path) -> Table {
     proctest::csv_table(p)
 }
 
+fn pair(name: &str) -> Pair {
+    Pair::new(BIN, "qs-moq", name)
+}
+
 fn stream_once(scheme: &str) -> (Table, Table) {
-    let dir = scratch(scheme);
-    let bind = format!("127.0.0.1:{}", free_port());
-    let cert = dir.join("cert.der");
-    let (pl, sl) = (dir.join("pub"), dir.join("sub"));
+    let p = pair(scheme);
+    let (pl, sl) = (p.log("publisher"), p.log("subscriber"));
     let t = trace();
-    let publisher = spawn(&[
-        "--role",
+    let publisher = p.server(
         "publisher",
-        "--bind",
-        &bind,
-        "--cert-out",
-        cert.to_str().unwrap(),
-        "--log-dir",
-        pl.to_str().unwrap(),
-        "--frame-trace",
-        &t,
-        "--scheme",
-        scheme,
-        "--duration-s",
-        "4.5",
-        "--drain-s",
-        "0.5",
-    ]); // fmt: skip
-    let keylog = dir.join("keys.log");
-    let subscriber = spawn(&[
-        "--role",
-        "subscriber",
-        "--connect",
-        &bind,
-        "--cert",
-        cert.to_str().unwrap(),
-        "--log-dir",
-        sl.to_str().unwrap(),
-        "--keylog",
-        keylog.to_str().unwrap(),
-    ]); // fmt: skip
+        &[
+            "--frame-trace",
+            &t,
+            "--scheme",
+            scheme,
+            "--duration-s",
+            "4.5",
+            "--drain-s",
+            "0.5",
+        ],
+    );
+    let keylog = p.dir.join("keys.log");
+    let subscriber = p.client("subscriber", &["--keylog", keylog.to_str().unwrap()]);
     let (sc, serr) = wait(subscriber, Duration::from_secs(30));
     let (pc, perr) = wait(publisher, Duration::from_secs(30));
     assert_eq!(pc, 0, "publisher stderr: {perr}");
@@ -88,7 +74,7 @@ fn stream_once(scheme: &str) -> (Table, Table) {
         table(&pl.join("frames_sent.csv")),
         table(&sl.join("frames_received.csv")),
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    p.remove();
     out
 }
 
@@ -193,64 +179,24 @@ fn bad_trace_exits_2_naming_file_and_line() {
 
 #[test]
 fn subscriber_without_publisher_exits_4() {
-    let dir = scratch("nopub");
-    let addr = format!("127.0.0.1:{}", free_port());
-    let s = spawn(&[
-        "--role",
-        "subscriber",
-        "--connect",
-        &addr,
-        "--cert",
-        dir.join("missing.der").to_str().unwrap(),
-        "--log-dir",
-        dir.join("l").to_str().unwrap(),
-        "--connect-timeout-s",
-        "0.5",
-    ]); // fmt: skip
+    let p = pair("nopub");
+    // no publisher: nothing listens on the port and the certificate is never written
+    let s = p.client("subscriber", &["--connect-timeout-s", "0.5"]);
     let (code, err) = wait(s, Duration::from_secs(10));
     assert_eq!(code, 4, "{err}");
-    let _ = std::fs::remove_dir_all(&dir);
+    p.remove();
 }
 
 #[test]
 fn subscriber_ends_by_itself_after_duration_and_drain() {
-    let dir = scratch("selfend");
-    let bind = format!("127.0.0.1:{}", free_port());
-    let cert = dir.join("cert.der");
-    let (pl, sl) = (dir.join("pub"), dir.join("sub"));
+    let p = pair("selfend");
     let t = trace();
-    let publisher = spawn(&[
-        "--role",
-        "publisher",
-        "--bind",
-        &bind,
-        "--cert-out",
-        cert.to_str().unwrap(),
-        "--log-dir",
-        pl.to_str().unwrap(),
-        "--frame-trace",
-        &t,
-        "--duration-s",
-        "20",
-    ]); // fmt: skip
-        // the subscriber expects 1 s + 0.5 s of drain: it closes 2 s after that
-    let subscriber = spawn(&[
-        "--role",
-        "subscriber",
-        "--connect",
-        &bind,
-        "--cert",
-        cert.to_str().unwrap(),
-        "--log-dir",
-        sl.to_str().unwrap(),
-        "--duration-s",
-        "1",
-        "--drain-s",
-        "0.5",
-    ]); // fmt: skip
+    let publisher = p.server("publisher", &["--frame-trace", &t, "--duration-s", "20"]);
+    // the subscriber expects 1 s + 0.5 s of drain: it closes 2 s after that
+    let subscriber = p.client("subscriber", &["--duration-s", "1", "--drain-s", "0.5"]);
     let (sc, serr) = wait(subscriber, Duration::from_secs(15));
     assert_eq!(sc, 0, "subscriber stderr: {serr}");
-    let summary = std::fs::read_to_string(sl.join("summary.json")).unwrap();
+    let summary = std::fs::read_to_string(p.log("subscriber").join("summary.json")).unwrap();
     assert!(
         summary.contains("\"exit_reason\": \"duration\""),
         "{summary}"
@@ -258,5 +204,5 @@ fn subscriber_ends_by_itself_after_duration_and_drain() {
     // the publisher, its peer gone, ends with 3 (peer lost)
     let (pc, perr) = wait(publisher, Duration::from_secs(30));
     assert_eq!(pc, 3, "publisher stderr: {perr}");
-    let _ = std::fs::remove_dir_all(&dir);
+    p.remove();
 }

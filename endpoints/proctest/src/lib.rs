@@ -1,5 +1,6 @@
 //! What the endpoints' integration tests share: a scratch folder per test, a free UDP port,
-//! spawning a binary with stderr captured, and waiting for it with a time limit.
+//! spawning a binary with stderr captured, and waiting for it with a time limit, and a
+//! server/client pair of one binary on loopback.
 
 use std::io::Read;
 use std::net::UdpSocket;
@@ -31,6 +32,56 @@ pub fn spawn(bin: &str, args: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("starting {bin}: {e}"))
+}
+
+/// One loopback session of an endpoint binary: a scratch folder, a free port, and the
+/// certificate the server writes and the client reads. Each side logs to `dir/<role>`.
+pub struct Pair {
+    bin: String,
+    pub dir: PathBuf,
+    pub addr: String,
+    pub cert: PathBuf,
+}
+
+impl Pair {
+    /// A fresh `scratch(prefix, name)` folder and a free port for `bin`.
+    pub fn new(bin: &str, prefix: &str, name: &str) -> Pair {
+        let dir = scratch(prefix, name);
+        Pair {
+            bin: bin.to_string(),
+            addr: format!("127.0.0.1:{}", free_port()),
+            cert: dir.join("cert.der"),
+            dir,
+        }
+    }
+
+    /// The log folder of `role`.
+    pub fn log(&self, role: &str) -> PathBuf {
+        self.dir.join(role)
+    }
+
+    /// `bin --role ROLE --bind ADDR --cert-out CERT --log-dir DIR/ROLE EXTRA...`
+    pub fn server(&self, role: &str, extra: &[&str]) -> Child {
+        self.start(role, &["--bind", "--cert-out"], extra)
+    }
+
+    /// `bin --role ROLE --connect ADDR --cert CERT --log-dir DIR/ROLE EXTRA...`
+    pub fn client(&self, role: &str, extra: &[&str]) -> Child {
+        self.start(role, &["--connect", "--cert"], extra)
+    }
+
+    fn start(&self, role: &str, flags: &[&str; 2], extra: &[&str]) -> Child {
+        let (cert, log) = (self.cert.to_str().unwrap(), self.log(role));
+        let mut args = vec!["--role", role, flags[0], &self.addr, flags[1], cert];
+        args.extend(["--log-dir", log.to_str().unwrap()]);
+        args.extend(extra);
+        spawn(&self.bin, &args)
+    }
+
+    /// Removes the scratch folder (call it at the end of a passing test: a failing one keeps it).
+    pub fn remove(self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Exit code and stderr; kills the child and panics after `limit`.
