@@ -1,4 +1,6 @@
-//! CLOCK_MONOTONIC in ns (and the offset from CLOCK_REALTIME), and precise sleeping.
+//! CLOCK_MONOTONIC and CLOCK_REALTIME in ns (and the offset between them), the kernel's
+//! receive stamp of a message, and precise sleeping. lkprobe includes this file as its
+//! `clock` module (one clock for both binaries).
 
 fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
@@ -14,17 +16,55 @@ pub fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
+pub fn realtime_ns() -> u64 {
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+/// The SO_TIMESTAMPNS stamp (CLOCK_REALTIME ns) of a received message, if present.
+pub fn kernel_stamp_ns(h: &libc::msghdr) -> Option<u64> {
+    // SAFETY: walking the control buffer the kernel filled, with the libc CMSG macros.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
+}
+
 /// CLOCK_MONOTONIC minus CLOCK_REALTIME (wrapping), to turn kernel receive stamps
 /// (CLOCK_REALTIME) into monotonic time: `stamp.wrapping_add(offset)`.
 pub fn realtime_to_monotonic_offset() -> u64 {
-    let rt = clock_ns(libc::CLOCK_REALTIME);
-    clock_ns(libc::CLOCK_MONOTONIC).wrapping_sub(rt)
+    let rt = realtime_ns();
+    monotonic_ns().wrapping_sub(rt)
 }
 
 /// Ask for ns-precise timer wake-ups on this thread (the default slack is 50 µs).
 pub fn tighten_timer_slack() {
     // SAFETY: prctl with integer arguments.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Sleep until CLOCK_MONOTONIC reaches `t_ns`.
+#[allow(dead_code)] // lkprobe's pacing; linkem waits with `wait_readable`
+pub fn sleep_until(t_ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: valid timespec; an interrupted sleep only wakes early.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
 }
 
 /// Wait until `fd` is readable or `timeout_ns` passed (`fd` -1: just sleep).

@@ -2,6 +2,7 @@
 //! frames ignored, large buffer) and a sending socket per interface (protocol 0, so it
 //! receives nothing; PACKET_QDISC_BYPASS). Batched I/O with recvmmsg/sendmmsg.
 
+use super::clock::kernel_stamp_ns;
 use std::ffi::CString;
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -176,22 +177,6 @@ pub struct Receiver {
 
 /// Control buffer per message (one SCM_TIMESTAMPNS), in u64 words for alignment.
 const CMSG_WORDS: usize = 8;
-
-/// The SO_TIMESTAMPNS stamp (CLOCK_REALTIME ns) of a received message, if present.
-fn kernel_stamp_ns(h: &libc::msghdr) -> Option<u64> {
-    // SAFETY: walking the control buffer the kernel filled, with the libc CMSG macros.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(h);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-            }
-            c = libc::CMSG_NXTHDR(h, c);
-        }
-    }
-    None
-}
 
 // SAFETY: the raw pointers inside point into buffers owned by the Receiver itself.
 unsafe impl Send for Receiver {}

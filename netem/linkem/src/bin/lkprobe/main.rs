@@ -15,6 +15,10 @@
 //! (little-endian i64: flow, seq, send_ns, recv_ns). Both print one JSON object on stdout.
 
 mod args;
+/// linkem's shell clock, the same file (lkprobe uses its clocks, stamps and sleep only).
+#[allow(dead_code)]
+#[path = "../../shell/clock.rs"]
+mod clock;
 mod recv;
 mod send;
 mod udp;

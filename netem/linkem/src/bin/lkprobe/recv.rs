@@ -1,7 +1,8 @@
 //! The receiver: one thread per flow, `recvmmsg` batches with the kernel's receive stamps.
 
 use crate::args::{RecvArgs, HEADER_BYTES};
-use crate::udp::{bind_receiver, monotonic_ns, BATCH, OVERHEAD_BYTES};
+use crate::clock::{kernel_stamp_ns, monotonic_ns, realtime_ns};
+use crate::udp::{bind_receiver, BATCH, OVERHEAD_BYTES};
 use std::io::{self, Write};
 use std::mem::{size_of, zeroed};
 use std::net::UdpSocket;
@@ -19,22 +20,6 @@ struct FlowResult {
     /// (seq, send_ns, recv_ns) per packet, only with --samples.
     samples: Vec<[i64; 3]>,
     delays_us: Vec<u32>,
-}
-
-/// The SO_TIMESTAMPNS stamp of a received message, if present.
-fn kernel_stamp(h: &libc::msghdr) -> Option<u64> {
-    // SAFETY: walking the control buffer the kernel filled, with the libc CMSG macros.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(h);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-            }
-            c = libc::CMSG_NXTHDR(h, c);
-        }
-    }
-    None
 }
 
 fn run_flow(a: &RecvArgs, sock: UdpSocket) -> io::Result<FlowResult> {
@@ -92,7 +77,7 @@ fn run_flow(a: &RecvArgs, sock: UdpSocket) -> io::Result<FlowResult> {
             let b = &bufs[i];
             let seq = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
             let sent = u64::from_le_bytes(b[8..16].try_into().expect("8 bytes"));
-            let recv = kernel_stamp(&hdrs[i].msg_hdr).unwrap_or_else(crate::udp::realtime_ns);
+            let recv = kernel_stamp_ns(&hdrs[i].msg_hdr).unwrap_or_else(realtime_ns);
             res.received += 1;
             res.wire_bytes += (len + OVERHEAD_BYTES) as u64;
             res.seq_end = res.seq_end.max(seq + 1);

@@ -2,7 +2,8 @@
 //! of a wake-up in `sendmmsg` batches.
 
 use crate::args::SendArgs;
-use crate::udp::{connect_sender, monotonic_ns, realtime_ns, sleep_until, BATCH, OVERHEAD_BYTES};
+use crate::clock::{monotonic_ns, realtime_ns, sleep_until};
+use crate::udp::{connect_sender, BATCH, OVERHEAD_BYTES};
 use std::io;
 use std::mem::zeroed;
 use std::net::UdpSocket;

@@ -1,4 +1,4 @@
-//! UDP sockets and clocks for lkprobe.
+//! UDP sockets for lkprobe.
 
 use std::io;
 use std::mem::size_of;
@@ -8,41 +8,6 @@ use std::os::fd::AsRawFd;
 pub const BATCH: usize = 64;
 /// Ethernet (14) + IPv4 (20) + UDP (8) header bytes around a payload.
 pub const OVERHEAD_BYTES: usize = 42;
-
-fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-pub fn realtime_ns() -> u64 {
-    clock_ns(libc::CLOCK_REALTIME)
-}
-
-pub fn monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// Sleep until CLOCK_MONOTONIC reaches `t_ns`.
-pub fn sleep_until(t_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (t_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (t_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: valid timespec; an interrupted sleep only wakes early.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
-}
 
 pub fn setopt(s: &UdpSocket, level: i32, opt: i32, val: libc::c_int) -> io::Result<()> {
     // SAFETY: pointer to a c_int of the given size.
