@@ -57,7 +57,7 @@ pub fn tcp_retrans_segs() -> Option<u64> {
 }
 
 pub struct Client {
-    send: h2::client::SendRequest<Bytes>,
+    send: Option<h2::client::SendRequest<Bytes>>,
     closed: Arc<Mutex<Option<String>>>,
 }
 
@@ -95,17 +95,31 @@ impl Client {
             };
             *c.lock().expect("lock") = Some(why);
         });
-        Ok(Some(Client { send, closed }))
+        Ok(Some(Client {
+            send: Some(send),
+            closed,
+        }))
     }
 
     pub fn closed(&self) -> Option<String> {
         self.closed.lock().expect("lock").clone()
     }
 
+    /// Drops the request handle and waits (up to 1 s) for the connection to close
+    /// gracefully (GOAWAY), so the server sees a clean end.
+    pub async fn close(&mut self) {
+        self.send = None;
+        let until = tokio::time::Instant::now() + Duration::from_secs(1);
+        while self.closed().is_none() && tokio::time::Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// GET one object; resolves to its payload bytes.
     pub fn get(&self, r: Request) -> impl Future<Output = Result<u64>> + Send + 'static {
         let send = self.send.clone();
         async move {
+            let send = send.ok_or_else(|| anyhow!("the HTTP/2 connection is closing"))?;
             let mut send = send.ready().await?;
             let req = http::Request::get(path_of(&r)).body(())?;
             let (resp, _) = send.send_request(req, true)?;
@@ -125,13 +139,15 @@ impl Client {
     }
 }
 
-/// Serves one HTTP/2 connection until the player closes it; Ok(true) if it closed cleanly.
+/// Serves one HTTP/2 connection until it ends: Some(None) if the player closed it cleanly,
+/// Some(Some(error)) if it ended otherwise (TCP has no idle timeout: the player's exit code
+/// says whether its session was whole), None if no player came.
 pub async fn serve(
     bind: SocketAddr,
     marker: &Path,
     scene: Scene,
     limit: Duration,
-) -> Result<Option<bool>> {
+) -> Result<Option<Option<String>>> {
     let listener = TcpListener::bind(bind)
         .await
         .with_context(|| format!("listening on {bind} (TCP)"))?;
@@ -153,8 +169,7 @@ pub async fn serve(
     while let Some(next) = conn.accept().await {
         let (req, mut respond) = match next {
             Ok(x) => x,
-            Err(e) if e.is_go_away() || e.is_io() => return Ok(Some(false)),
-            Err(e) => return Err(anyhow!("HTTP/2: {e}")),
+            Err(e) => return Ok(Some(Some(format!("{e}")))),
         };
         let Some(r) = parse_path(req.uri().path()) else {
             let resp = http::Response::builder().status(404).body(())?;
@@ -185,7 +200,7 @@ pub async fn serve(
             }
         });
     }
-    Ok(Some(true))
+    Ok(Some(None))
 }
 
 #[cfg(test)]

@@ -184,29 +184,33 @@ async fn run_h2(args: &Args) -> Result<u8> {
                 .as_deref()
                 .ok_or_else(|| anyhow!("--cert-out"))?;
             let r0 = h2tcp::tcp_retrans_segs();
-            let Some(clean) = h2tcp::serve(bind, marker, args.scene(), limit).await? else {
+            let Some(error) = h2tcp::serve(bind, marker, args.scene(), limit).await? else {
                 return no_connection(&format!("no peer within {limit:?}"));
             };
             let retrans = match (r0, h2tcp::tcp_retrans_segs()) {
                 (Some(a), Some(b)) => (b - a).to_string(),
                 _ => "null".into(),
             };
-            let (code, reason) = if clean {
-                (0, "peer_closed")
-            } else {
-                (EXIT_PEER_LOST, "peer_lost")
-            };
+            // The session's validity is the player's exit code; the server records how the
+            // connection ended (an error here is usually the player's exit racing its GOAWAY).
+            if let Some(e) = &error {
+                eprintln!("qpr server: the connection ended: {e}");
+            }
             write_summary(
                 &args.log_dir,
                 &[
                     ("role", quoted("server")),
                     ("transport", quoted("h2")),
-                    ("exit_reason", quoted(reason)),
+                    ("exit_reason", quoted("peer_closed")),
+                    (
+                        "connection_error",
+                        error.as_deref().map_or("null".into(), quoted),
+                    ),
                     // TCP segments this host retransmitted during the run (/proc/net/snmp)
                     ("lost_packets", retrans),
                 ],
             )?;
-            Ok(code)
+            Ok(0)
         }
         RoleArg::Player => {
             let addr = args

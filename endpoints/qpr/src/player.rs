@@ -192,9 +192,12 @@ impl Fetcher {
         }
     }
 
-    fn finish(&mut self) {
-        if let Fetcher::Quic { control, .. } = self {
-            let _ = control.finish();
+    async fn finish(&mut self) {
+        match self {
+            Fetcher::Quic { control, .. } => {
+                let _ = control.finish();
+            }
+            Fetcher::H2(c) => c.close().await,
         }
     }
 
@@ -367,7 +370,7 @@ pub async fn run(args: &Args, mut fetcher: Fetcher) -> Result<Outcome> {
         .starts()
         .first()
         .map_or(args.duration_s, |&s| s.min(args.duration_s));
-    fetcher.finish();
+    fetcher.finish().await;
     let datagrams_received = fetcher.datagrams_received();
     Ok(Outcome {
         segments: seg,
