@@ -2,10 +2,12 @@
 //! self-signed certificate, listens, writes the certificate (DER) atomically once listening
 //! and accepts one client; the client waits for that file and trusts exactly that
 //! certificate. Both give up after a time limit ([`ConnectTimeout`], the endpoints' exit 4).
+//! Both bind their UDP socket through [`udpbuf`] (large kernel buffers, logged).
 
 pub mod csv;
 pub mod summary;
 pub mod tls;
+pub mod udpbuf;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -93,7 +95,8 @@ pub async fn accept_one(setup: &Setup, bind: SocketAddr, cert_out: &Path) -> Res
     let crypto = tls::server_crypto(cert.clone(), key, setup.keylog()?, setup.alpn)?;
     let mut sc = quinn::ServerConfig::with_crypto(crypto);
     sc.transport_config(setup.transport.clone());
-    let ep = Endpoint::server(sc, bind).with_context(|| format!("listening on {bind}"))?;
+    let ep = udpbuf::endpoint(bind, Some(sc), &setup.who)
+        .with_context(|| format!("listening on {bind}"))?;
     tls::write_cert_atomically(cert_out, &cert)?;
     let who = &setup.who;
     eprintln!("{who}: listening on {}", ep.local_addr()?);
@@ -153,7 +156,7 @@ pub async fn connect(setup: &Setup, addr: SocketAddr, cert_path: &Path) -> Resul
     } else {
         "[::]:0".parse()?
     };
-    let mut ep = Endpoint::client(local).context("opening the client socket")?;
+    let mut ep = udpbuf::endpoint(local, None, &setup.who).context("opening the client socket")?;
     ep.set_default_client_config(cc);
     let connecting = ep
         .connect(addr, tls::SERVER_NAME)

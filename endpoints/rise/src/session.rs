@@ -359,7 +359,14 @@ fn summary(
         .num("quinn_datagram_frames_sent", quinn_datagram_frames)
         .num("quinn_blocked_sends", feeder.blocked_sends)
         .num("datagrams_too_large", feeder.too_large)
-        .num("max_datagram_bytes", feeder.max_payload)
-        .obj("config", &cfg);
+        .num("max_datagram_bytes", feeder.max_payload);
+    // The kernel buffers of this endpoint's UDP socket as the kernel reports them (quicsetup).
+    if let Some(b) = quicsetup::udpbuf::socket_buffers() {
+        o.num("udp_rcvbuf_bytes", b.rcvbuf_bytes)
+            .str("udp_rcvbuf_mode", b.rcvbuf_mode.as_str())
+            .num("udp_sndbuf_bytes", b.sndbuf_bytes)
+            .str("udp_sndbuf_mode", b.sndbuf_mode.as_str());
+    }
+    o.obj("config", &cfg);
     o.render(0) + "\n"
 }

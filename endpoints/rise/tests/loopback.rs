@@ -122,6 +122,19 @@ fn host_and_guest_stream_and_log() {
         let summary = std::fs::read_to_string(logs.join("summary.json")).unwrap();
         let handed = json_u64(&summary, "quinn_datagrams");
         let sent = json_u64(&summary, "quinn_datagram_frames_sent");
+        // The binary binds through quicsetup::udpbuf: the kernel's buffers are recorded and,
+        // when forcing was permitted (root), at least what was asked for.
+        let rcvbuf = json_u64(&summary, "udp_rcvbuf_bytes");
+        let sndbuf = json_u64(&summary, "udp_sndbuf_bytes");
+        let want = quicsetup::udpbuf::SOCKET_BUFFER_BYTES as u64;
+        if summary.contains("\"udp_rcvbuf_mode\": \"forced\"") {
+            assert!(rcvbuf >= want && sndbuf >= want, "{summary}");
+        } else {
+            assert!(
+                summary.contains("\"udp_rcvbuf_mode\": \"plain\""),
+                "{summary}"
+            );
+        }
         // quinn's own buffer holds about one datagram: it dropped none of ours.
         assert!(
             handed > 1000 && handed - sent <= 2,
