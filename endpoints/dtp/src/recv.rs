@@ -68,7 +68,22 @@ struct State {
     by_block: HashMap<u64, u64>,
     /// Parity that came before its block's header.
     parity: HashMap<u64, Vec<(ParityHeader, Vec<u8>)>>,
+    /// Blocks known only from their parity (every stream packet so far lost): rebuilt from
+    /// parity alone when the groups cover the whole stream (a one-packet block).
+    orphans: HashMap<u64, Assembly>,
+    /// Blocks logged from parity alone: their stream, when it comes, is not logged again.
+    done_blocks: std::collections::HashSet<u64>,
     out: Outcome,
+}
+
+fn group_info(p: &ParityHeader) -> GroupInfo {
+    GroupInfo {
+        start: p.start,
+        end: p.end,
+        symbol_bytes: usize::from(p.symbol_bytes),
+        m: usize::from(p.m),
+        n: usize::from(p.n),
+    }
 }
 
 impl State {
@@ -113,13 +128,7 @@ impl State {
         let Some((_, _, asm)) = rx.block.as_mut() else {
             return;
         };
-        let info = GroupInfo {
-            start: p.start,
-            end: p.end,
-            symbol_bytes: usize::from(p.symbol_bytes),
-            m: usize::from(p.m),
-            n: usize::from(p.n),
-        };
+        let info = group_info(&p);
         if let Err(e) = asm.add_parity(info, usize::from(p.index), sym) {
             eprintln!("dtp receiver: block {}: {e}", p.block_id);
         }
@@ -153,27 +162,76 @@ impl State {
         for (o, b) in rx.early.drain(..) {
             asm.add_data(o, &b);
         }
+        if self.done_blocks.contains(&h.block_id) {
+            rx.done = true; // logged from its parity alone
+        }
         rx.block = Some((h, raw, asm));
         self.by_block.insert(h.block_id, idx);
+        self.orphans.remove(&h.block_id);
         for (p, sym) in self.parity.remove(&h.block_id).unwrap_or_default() {
             self.add_parity(idx, p, sym);
         }
     }
 
-    fn on_datagram(&mut self, d: &[u8]) {
+    fn on_datagram(&mut self, d: &[u8]) -> Result<()> {
         let Some((p, sym)) = ParityHeader::decode(d) else {
             eprintln!("dtp receiver: a datagram that is not a parity symbol");
-            return;
+            return Ok(());
         };
         self.out.parity_received += 1;
-        match self.by_block.get(&p.block_id) {
-            Some(&idx) => self.add_parity(idx, p, sym.to_vec()),
-            None => self
-                .parity
-                .entry(p.block_id)
-                .or_default()
-                .push((p, sym.to_vec())),
+        if self.done_blocks.contains(&p.block_id) {
+            return Ok(());
         }
+        if let Some(&idx) = self.by_block.get(&p.block_id) {
+            self.add_parity(idx, p, sym.to_vec());
+            return self.check(idx);
+        }
+        self.parity
+            .entry(p.block_id)
+            .or_default()
+            .push((p, sym.to_vec()));
+        if p.total < HEADER_BYTES as u64 || p.total > 1 << 32 {
+            return Ok(());
+        }
+        let asm = self
+            .orphans
+            .entry(p.block_id)
+            .or_insert_with(|| Assembly::new(p.total as usize));
+        if asm.total() != p.total as usize {
+            return Ok(());
+        }
+        if let Err(e) = asm.add_parity(group_info(&p), usize::from(p.index), sym.to_vec()) {
+            eprintln!("dtp receiver: block {}: {e}", p.block_id);
+            return Ok(());
+        }
+        if !asm.complete() {
+            return Ok(());
+        }
+        let mut asm = self.orphans.remove(&p.block_id).expect("there");
+        let rebuilt = asm.recover().map_err(|e| anyhow::anyhow!(e))?;
+        let raw: [u8; HEADER_BYTES] = asm.data()[..HEADER_BYTES].try_into().expect("36 bytes");
+        let h = BlockHeader::decode(&raw);
+        let good = h.block_id == p.block_id
+            && asm
+                .data()
+                .iter()
+                .enumerate()
+                .all(|(o, b)| *b == stream_byte(&raw, h.block_id, o as u64));
+        if !good {
+            eprintln!(
+                "dtp receiver: block {} rebuilt from parity alone is wrong",
+                p.block_id
+            );
+            return Ok(());
+        }
+        self.done_blocks.insert(h.block_id);
+        self.out.complete += 1;
+        self.out.recovered += 1;
+        let now = now_us();
+        self.csv.line(&format!(
+            "{},{},{},{},{},{now},{now},{},complete,{rebuilt}",
+            h.block_id, h.priority, h.payload_bytes, h.created_us, h.deadline_us, h.payload_bytes,
+        ))
     }
 
     /// Logs the stream's block if it became complete; rebuilds (and checks) what is missing.
@@ -244,6 +302,8 @@ pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
         streams: HashMap::new(),
         by_block: HashMap::new(),
         parity: HashMap::new(),
+        orphans: HashMap::new(),
+        done_blocks: std::collections::HashSet::new(),
         out: Outcome::default(),
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
@@ -261,12 +321,7 @@ pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
                 }
             },
             d = conn.read_datagram() => match d {
-                Ok(d) => {
-                    st.on_datagram(&d);
-                    if let Some(&idx) = ParityHeader::decode(&d).and_then(|(p, _)| st.by_block.get(&p.block_id)) {
-                        st.check(idx)?;
-                    }
-                }
+                Ok(d) => st.on_datagram(&d)?,
                 Err(e) => {
                     st.out.close = Some(e);
                     break;

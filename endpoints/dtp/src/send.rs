@@ -127,6 +127,7 @@ fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
     for (j, p) in parity.iter().enumerate() {
         let h = ParityHeader {
             block_id: id,
+            total: HEADER_BYTES as u64 + l.rel.size_bytes,
             start: g.start,
             end: g.end,
             symbol_bytes: g.symbol as u16,

@@ -55,14 +55,16 @@ pub fn fill(h: &[u8; HEADER_BYTES], block_id: u64, offset: u64, buf: &mut [u8]) 
     }
 }
 
-/// A parity symbol in a QUIC DATAGRAM: `block_id u64 | start u64 | end u64 | symbol_bytes
-/// u16 | m u8 | n u8 | index u8` (29 bytes, big-endian), then `symbol_bytes` bytes. The
-/// group covers the block's stream offsets [start, end) in `m` symbols.
-pub const PARITY_HEADER_BYTES: usize = 29;
+/// A parity symbol in a QUIC DATAGRAM: `block_id u64 | total u64 | start u64 | end u64 |
+/// symbol_bytes u16 | m u8 | n u8 | index u8` (37 bytes, big-endian), then `symbol_bytes`
+/// bytes. The group covers the block's stream offsets [start, end) in `m` symbols; `total` is
+/// the stream's length, so a block whose stream packets were all lost can be rebuilt.
+pub const PARITY_HEADER_BYTES: usize = 37;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParityHeader {
     pub block_id: u64,
+    pub total: u64,
     pub start: u64,
     pub end: u64,
     pub symbol_bytes: u16,
@@ -75,6 +77,7 @@ impl ParityHeader {
     pub fn encode(&self, symbol: &[u8]) -> Vec<u8> {
         let mut b = Vec::with_capacity(PARITY_HEADER_BYTES + symbol.len());
         b.extend_from_slice(&self.block_id.to_be_bytes());
+        b.extend_from_slice(&self.total.to_be_bytes());
         b.extend_from_slice(&self.start.to_be_bytes());
         b.extend_from_slice(&self.end.to_be_bytes());
         b.extend_from_slice(&self.symbol_bytes.to_be_bytes());
@@ -91,12 +94,13 @@ impl ParityHeader {
         let u64_at = |i: usize| u64::from_be_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         let h = ParityHeader {
             block_id: u64_at(0),
-            start: u64_at(8),
-            end: u64_at(16),
-            symbol_bytes: u16::from_be_bytes([b[24], b[25]]),
-            m: b[26],
-            n: b[27],
-            index: b[28],
+            total: u64_at(8),
+            start: u64_at(16),
+            end: u64_at(24),
+            symbol_bytes: u16::from_be_bytes([b[32], b[33]]),
+            m: b[34],
+            n: b[35],
+            index: b[36],
         };
         let sym = &b[PARITY_HEADER_BYTES..];
         (sym.len() == usize::from(h.symbol_bytes)).then_some((h, sym))
@@ -123,6 +127,7 @@ mod tests {
     fn parity_round_trip() {
         let p = ParityHeader {
             block_id: 7,
+            total: 2000,
             start: 36,
             end: 1036,
             symbol_bytes: 3,
