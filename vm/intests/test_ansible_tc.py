@@ -28,6 +28,7 @@ from tests.test_ansible_testbed import (  # noqa: F401  (testbed is a fixture)
     testbed,
 )
 from tests.testbed_netns import NetnsTestbed
+from vm.intests.conftest import out_dir
 
 PLAY_TIMEOUT_S = 900.0
 """assumption: a playbook under TCG on a loaded 2-core host (site.yml measured 300+ s at
@@ -53,6 +54,9 @@ def _play(tb: NetnsTestbed, times: dict[str, Any], name: str, *args: str) -> Any
     t0 = time.monotonic()
     r = play(tb, *args, timeout_s=PLAY_TIMEOUT_S)
     times[name] = round(time.monotonic() - t0, 1)
+    out = out_dir() / "ansible"  # the whole output reaches the host (the report cuts it)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.log").write_text(r.stdout + r.stderr)
     assert r.returncode == 0, (name, r.stdout[-4000:])
     return r
 
