@@ -11,7 +11,8 @@ Writes into RESULTS/<scenario>/:
 - summary.md    the workload's header (what the metrics mean, what ran), then one markdown
                 table per setting: metrics × schemes with CIs, each compared scheme ÷ the
                 reference, and the excluded runs with their reasons
-- runs.csv      one row per valid run: its variant names, workload parameters, every metric
+- runs.csv      one row per valid run: its variant names, workload parameters, each node's
+                kernel UDP receive-buffer drops (`udp_rcvbuf_errors_<node>`), every metric
 - exclusions.csv  one row per excluded run: path and reasons
 
 `setting` is the setting name, or `<setting>/<speed>` when the scenario has more than one
@@ -25,6 +26,7 @@ import math
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,6 +74,14 @@ def metric_names(runs: list[Run], core: tuple[str, ...]) -> list[str]:
     return names
 
 
+def udp_drop_columns(meta: dict[str, Any]) -> dict[str, int | None]:
+    """`udp_rcvbuf_errors_<node>`: datagrams the node's kernel dropped from full socket
+    receive buffers during the run (metadata.json's `udp_drops`; none before it was kept)."""
+    drops = meta.get("udp_drops") or {}
+    return {f"udp_rcvbuf_errors_{node}": (d or {}).get("RcvbufErrors")
+            for node, d in sorted(drops.items())}  # fmt: skip
+
+
 def runs_table(runs: list[Run], multi_speed: bool, columns: tuple[str, ...]) -> pd.DataFrame:
     rows = []
     for r in runs:
@@ -83,6 +93,7 @@ def runs_table(runs: list[Run], multi_speed: bool, columns: tuple[str, ...]) -> 
         }  # fmt: skip
         for k in columns:
             row[k] = r.workload.get(k)
+        row.update(udp_drop_columns(r.meta))
         row.update(r.metrics)
         rows.append(row)
     return pd.DataFrame(rows)

@@ -117,3 +117,34 @@ def test_agent_honours_env_and_reports_cpu_per_process(tmp_path: Path) -> None:
     wall_s = by["burn"]["end_time"] - by["burn"]["start_time"]
     assert burn_cpu["core_mean_pct"] == pytest.approx(100 * burn_cpu["cpu_s"] / wall_s, rel=0.02)
     assert rep["cpu_samples"] and rep["clock"]["chrony"] is None
+
+
+def test_agent_reports_the_udp_drops_its_processes_cause(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    # a receiver that never reads, with the smallest buffer, and 300 datagrams sent to it
+    overflow = (
+        "import socket\n"
+        "r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "r.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1)\n"
+        "r.bind(('127.0.0.1', 0))\n"
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+        "for _ in range(300): s.sendto(b'x' * 1000, r.getsockname())\n"
+    )
+    spec = {
+        "node": "guest", "run_dir": str(run_dir), "deadline_s": 10, "term_wait_s": 2,
+        "stop_file": None, "registry_dir": None, "tools": [], "check_clock": False,
+        "processes": [
+            {"name": "overflow", "argv": [sys.executable, "-c", overflow], "start_at_s": 0,
+             "runs_to_end": True, "stdout": "logs/o.stdout", "stderr": "logs/o.stderr"},
+        ],
+        "outputs": [], "archive": None,
+    }  # fmt: skip
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    p = _agent("run", str(tmp_path / "spec.json"), "--t0", str(time.time()))
+    assert p.wait(timeout=20) == 0, p.communicate()
+    rep = json.loads((run_dir / "node-guest.json").read_text())
+    assert rep["processes"][0]["exit_code"] == 0
+    c = rep["udp_counters"]
+    # at least the datagrams beyond what a minimal buffer holds (others' may add, never remove)
+    grew = c["end"]["udp"]["RcvbufErrors"] - c["start"]["udp"]["RcvbufErrors"]
+    assert grew >= 250, c

@@ -128,3 +128,42 @@ def test_link_counters(tmp_path) -> None:
     assert "linkem exited by itself with code 3 before the run ended" in out["errors"]
     t = tc_final({"eth0": []}, [{"changes": 4, "errors": []}, {"changes": 2, "errors": ["e"]}])
     assert t["trace_rate_changes"] == 6 and t["errors"] == ["e"]
+
+
+def udp(rcvbuf: int, in_errors: int | None = None, v6: int = 0) -> dict:
+    v4 = {"InErrors": rcvbuf if in_errors is None else in_errors, "RcvbufErrors": rcvbuf,
+          "SndbufErrors": 0}  # fmt: skip
+    return {"time": T0, "udp": v4, "udp6": {"InErrors": v6, "RcvbufErrors": v6, "SndbufErrors": 0}}
+
+
+def with_udp(r: dict, node: str, start: dict, end: dict) -> dict:
+    r[node]["udp_counters"] = {"start": start, "end": end}
+    return r
+
+
+def test_receive_buffer_drops_make_a_run_invalid_naming_the_node_and_the_count() -> None:
+    plan = {**PLAN, "run": {"workload": {"kind": "rise"}}}
+    r = with_udp(reports(), "guest", udp(5), udp(5 + 200, v6=38))
+    r = with_udp(r, "host", udp(0), udp(0))
+    v = judge(plan, r, LINK_OK)
+    assert not v["valid"]
+    assert v["invalid_reasons"] == [
+        "guest: the kernel dropped 238 UDP datagrams from full socket receive buffers "
+        "(RcvbufErrors): losses the link did not make"
+    ]
+    assert v["udp_drops"]["guest"] == {"InErrors": 238, "RcvbufErrors": 238, "SndbufErrors": 0}
+    assert v["udp_drops"]["host"] == {"InErrors": 0, "RcvbufErrors": 0, "SndbufErrors": 0}
+    # a node without readings is recorded as unknown, not as zero
+    assert v["udp_drops"]["emu"] is None
+    # other UDP errors (e.g. checksum) are recorded but do not invalidate the run
+    r = with_udp(reports(), "guest", udp(0), udp(0, in_errors=4))
+    v = judge(plan, r, LINK_OK)
+    assert v["valid"] and v["udp_drops"]["guest"]["InErrors"] == 4
+
+
+def test_the_probe_workload_records_receive_drops_without_invalidating() -> None:
+    plan = {**PLAN, "run": {"workload": {"kind": "probe"}}}
+    r = with_udp(reports(), "guest", udp(0), udp(1000))
+    v = judge(plan, r, LINK_OK)
+    assert v["valid"], v["invalid_reasons"]
+    assert v["udp_drops"]["guest"]["RcvbufErrors"] == 1000

@@ -20,8 +20,10 @@ or when `stop_file` appears (nodes with only servers, e.g. the emulator node run
 linkem), or at the deadline t0 + deadline_s. Live processes then get SIGTERM, and SIGKILL
 after term_wait_s. While it runs the agent samples the machine's CPU (/proc/stat) and each
 of its processes' CPU time (/proc/PID/stat), so a report shows what the link emulator costs
-beside each endpoint. It writes `node-<node>.json` (what ran, exit codes, times, CPU, tool
-versions, clock state) into the run directory and, if the spec names an `archive`, packs
+beside each endpoint, and reads the kernel's UDP drop counters (/proc/net/snmp and snmp6 of
+the node's network namespace) before the first process starts and after the last ends. It
+writes `node-<node>.json` (what ran, exit codes, times, CPU, UDP counters, tool versions, clock
+state) into the run directory and, if the spec names an `archive`, packs
 the spec's outputs into it for the controller to fetch.
 
 While it runs, the agent lists itself and every process it started in
@@ -65,6 +67,48 @@ def process_cpu_s(pid: int) -> float | None:
         return None
     fields = raw[raw.rindex(")") + 2 :].split()  # after "pid (comm) ": state is field 3
     return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime (fields 14, 15)
+
+
+UDP_COUNTERS = ("InErrors", "RcvbufErrors", "SndbufErrors")
+"""The kernel's UDP drop counters kept in a report: RcvbufErrors are datagrams dropped because
+a socket's receive buffer was full (the endpoint did not read in time, not the link)."""
+
+
+def parse_snmp_udp(snmp: str) -> dict[str, int]:
+    """UDP_COUNTERS from /proc/net/snmp's text: a `Udp:` header line of names, then a `Udp:`
+    line of values (UdpLite's lines are other counters)."""
+    rows = [line.split()[1:] for line in snmp.splitlines() if line.startswith("Udp:")]
+    if len(rows) < 2:
+        return {}
+    values = dict(zip(rows[0], rows[1], strict=False))
+    return {k: int(values[k]) for k in UDP_COUNTERS if k in values}
+
+
+def parse_snmp6_udp(snmp6: str) -> dict[str, int]:
+    """UDP_COUNTERS from /proc/net/snmp6's text (`Udp6RcvbufErrors  N` lines)."""
+    out: dict[str, int] = {}
+    for line in snmp6.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].startswith("Udp6") and parts[0][4:] in UDP_COUNTERS:
+            out[parts[0][4:]] = int(parts[1])
+    return out
+
+
+def udp_counters(proc_net: Path = Path("/proc/net")) -> dict[str, Any]:
+    """This network namespace's UDP counters (IPv4 and IPv6), each None if unreadable."""
+
+    def read(name: str) -> str | None:
+        try:
+            return (proc_net / name).read_text()
+        except OSError:
+            return None
+
+    v4, v6 = read("snmp"), read("snmp6")
+    return {
+        "time": time.time(),
+        "udp": None if v4 is None else parse_snmp_udp(v4),
+        "udp6": None if v6 is None else parse_snmp6_udp(v6),
+    }
 
 
 class CpuSampler:
@@ -319,6 +363,7 @@ def run(spec: dict[str, Any], t0: float) -> dict[str, Any]:
     signal.signal(signal.SIGINT, on_signal)
     registry = Registry(spec.get("registry_dir"), spec["node"])
     registry._write()
+    udp_start = udp_counters()
     sampler = CpuSampler().start()
     pending = list(procs)
     while not aborted and time.time() < deadline:
@@ -346,6 +391,7 @@ def run(spec: dict[str, Any], t0: float) -> dict[str, Any]:
         errors.append(f"agent aborted by {aborted[0]}")
     stop_all(procs, float(spec.get("term_wait_s", 5.0)))
     samples = sampler.stop()
+    udp_end = udp_counters()
     registry.remove()
     result = {
         "node": spec["node"],
@@ -357,6 +403,8 @@ def run(spec: dict[str, Any], t0: float) -> dict[str, Any]:
         ],
         "cpu_samples": samples,
         "cpu_interval_s": sampler.interval_s,
+        # this node's namespace (the whole machine on a testbed node), before and after
+        "udp_counters": {"start": udp_start, "end": udp_end},
         "versions": {Path(a[0]).name: first_line(a) for a in spec.get("tools", [])},
         "kernel": platform.release(),
         "clock": clock_state()

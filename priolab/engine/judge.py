@@ -4,7 +4,9 @@ Every site ends the same way: the nodes' agents wrote reports (node-<node>.json)
 final counters were read (`link_final`, below), and this module decides. DESIGN.md: a run is
 valid only if every process that should end by itself exited cleanly, it ran its full
 duration, every process started on time, the CPU was not saturated on any node, the
-emulator saw no oversized frames and reported no error, and (testbeds) the clocks agreed.
+emulator saw no oversized frames and reported no error, (testbeds) the clocks agreed, and
+(every workload but the calibration probe) no node's kernel dropped UDP datagrams from a full
+socket receive buffer.
 """
 
 from __future__ import annotations
@@ -23,6 +25,31 @@ CLOCK_OFFSET_LIMIT_S = 0.001
 delays are analysed at ms resolution)."""
 DURATION_SLACK_S = 0.5
 """A run that ended more than this before its duration is invalid."""
+
+
+RCVBUF_EXEMPT_WORKLOADS = frozenset({"probe"})
+"""Workloads whose receive drops are part of the measurement (the calibration ladder's probe
+finds the limit, lkprobe reports its own drops); for every other workload the endpoints are the
+measured system, and a datagram the kernel dropped from a full socket buffer is a loss the link
+did not make (endpoints/README.md, the stall miss): the run is invalid."""
+
+
+def udp_drops(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, int] | None]:
+    """Per node, how much each UDP counter (IPv4 + IPv6) grew between the agent's start and
+    end readings; None for a node whose report has no readable pair."""
+    out: dict[str, dict[str, int] | None] = {}
+    for node, rep in reports.items():
+        c = rep.get("udp_counters") or {}
+        start, end = c.get("start") or {}, c.get("end") or {}
+        fams = [f for f in ("udp", "udp6") if start.get(f) is not None and end.get(f) is not None]
+        if not fams:
+            out[node] = None
+            continue
+        keys = {k for f in fams for k in end[f] if k in start[f]}
+        out[node] = {
+            k: sum(end[f].get(k, 0) - start[f].get(k, 0) for f in fams) for k in sorted(keys)
+        }
+    return out
 
 
 def planned_processes(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -114,10 +141,20 @@ def judge(
                 f"{node}: clock offset {chrony['system_offset_s'] * 1e3:.3f} ms exceeds "
                 f"{CLOCK_OFFSET_LIMIT_S * 1e3:g} ms (chrony)"
             )
+    drops = udp_drops(reports)
+    kind = (plan.get("run") or {}).get("workload", {}).get("kind")
+    if kind not in RCVBUF_EXEMPT_WORKLOADS:
+        for node, d in drops.items():
+            if d and d.get("RcvbufErrors", 0) > 0:
+                reasons.append(
+                    f"{node}: the kernel dropped {d['RcvbufErrors']} UDP datagrams from full "
+                    "socket receive buffers (RcvbufErrors): losses the link did not make"
+                )
     strip = ("ready_time",)
     return {
         "link_final": link_final,
         "cpu": cpu,
+        "udp_drops": drops,
         "start_time": t_start,
         "stop_time": t_stop,
         "ran_s": round(ran_s, 3),
