@@ -103,10 +103,14 @@ def test_jitter(bench: Bench, record: dict, reorder: bool) -> None:
     assert s["received"] == 1500
     assert s["min_ms"] >= delay_ms - jitter_ms
     assert s["std_ms"] > jitter_ms / 4, "the delay must vary"
+    # With reordering, a 20 ms spread over packets 2 ms apart reorders most of them; FIFO
+    # jitter keeps netem's order. The bound allows 0.2 %: the probe's path under TCG (two
+    # vCPUs, veth, bridge) swapped one pair in 1,500 once in a fresh-clone CI run.
+    fifo_bound = len(p.seq) // 500
     if reorder:
-        assert reorderings(p) > 0
+        assert reorderings(p) > 50 * fifo_bound
     else:
-        assert reorderings(p) == 0
+        assert reorderings(p) <= fifo_bound
 
 
 LOSS_MODELS = {
