@@ -5,17 +5,40 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import IO
 
 import pytest
 import yaml
 
+from priolab import machine_lock
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
 
+NEEDS_ROOT_REASON = "needs root and Mininet's mnexec to build real network namespaces"
 needs_root = pytest.mark.skipif(
-    os.geteuid() != 0 or shutil.which("mnexec") is None,
-    reason="needs root and Mininet's mnexec to build real network namespaces",
+    os.geteuid() != 0 or shutil.which("mnexec") is None, reason=NEEDS_ROOT_REASON
 )
+
+_machine_lock: list[IO[str] | None] = []
+
+
+def builds_network_state(item: pytest.Item) -> bool:
+    """A test marked `netns`, or one that uses `needs_root`."""
+    if item.get_closest_marker("netns") is not None:
+        return True
+    return any(m.kwargs.get("reason") == NEEDS_ROOT_REASON for m in item.iter_markers("skipif"))
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the session's first test that builds network state, take the machine lock
+    (priolab/machine_lock.py) and hold it to the end of the session, so that a test run
+    never tears down another run's namespaces. A test that skips never gets here (pytest
+    evaluates skip marks first), and a session started under `flock` on the same file
+    does not wait for itself."""
+    if _machine_lock or os.geteuid() != 0 or not builds_network_state(item):
+        return
+    _machine_lock.append(machine_lock.hold(who=f"pytest ({item.nodeid})"))
 
 
 @pytest.fixture
