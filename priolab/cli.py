@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from priolab import machine_lock
 from priolab.errors import UserError
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def _run_one(args: argparse.Namespace) -> int:
     runs = expand(sc, Path(args.scenario))
     spec = find_run(runs, args.setting, args.scheme, args.speed, args.rep, args.scenario)
     out = Path(args.out) if args.out else Path(args.results) / spec.rel_dir
+    machine_lock.hold_until_exit("priolab run-one")  # input is valid: now wait for the machine
     if args.site == "vm":
         from priolab.engine.sites.vm import run_one_in_vm
 
@@ -77,6 +79,7 @@ def _clean(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(json.dumps(leftovers(), indent=2))
     else:
+        machine_lock.hold_until_exit("priolab clean")  # never under a live run's feet
         clean(verbose=True)
     return 0
 

@@ -15,7 +15,10 @@ import sys
 from pathlib import Path
 from typing import IO
 
-LOCK_PATH = Path("/tmp/priolab-netns.lock")
+LOCK_PATH = Path(os.environ.get("PRIOLAB_MACHINE_LOCK", "/tmp/priolab-netns.lock"))
+"""The lock file; PRIOLAB_MACHINE_LOCK names another (tests of the lock itself)."""
+
+_held_until_exit: list[IO[str] | None] = []
 
 
 def _ancestors(pid: int) -> set[int]:
@@ -60,24 +63,28 @@ def flock_holders(path: Path, locks_text: str) -> set[int]:
     return holders
 
 
-def held_by_ancestor(path: Path = LOCK_PATH, pid: int | None = None) -> bool:
+def held_by_ancestor(path: Path | None = None, pid: int | None = None) -> bool:
     """Whether a process in our own ancestry holds the lock (e.g. `flock ... pytest`)."""
     try:
         text = Path("/proc/locks").read_text()
     except OSError:
         return False
-    return bool(flock_holders(path, text) & _ancestors(pid or os.getpid()))
+    return bool(flock_holders(path or LOCK_PATH, text) & _ancestors(pid or os.getpid()))
 
 
-def hold(path: Path = LOCK_PATH, who: str = "") -> IO[str] | None:
+def hold(path: Path | None = None, who: str = "") -> IO[str] | None:
     """Take the machine lock, waiting for it; return the open file that holds it.
 
     Returns None when an ancestor already holds it. The lock is released when the
     returned file is closed or the process exits.
     """
+    path = path or LOCK_PATH
     if held_by_ancestor(path):
         return None
-    f = open(path, "a")  # noqa: SIM115 (held open on purpose: closing releases the lock)
+    try:
+        f = open(path, "a")  # noqa: SIM115 (held open on purpose: closing releases the lock)
+    except PermissionError:  # another user's lock file: a read-only file locks as well
+        f = open(path)  # noqa: SIM115
     try:
         fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -89,3 +96,11 @@ def hold(path: Path = LOCK_PATH, who: str = "") -> IO[str] | None:
         )
         fcntl.flock(f, fcntl.LOCK_EX)
     return f
+
+
+def hold_until_exit(who: str) -> None:
+    """hold() for a command-line process: the lock is kept until the process exits.
+
+    Commands call it after their input is validated, so a typo never waits for the lock.
+    """
+    _held_until_exit.append(hold(LOCK_PATH, who=who))

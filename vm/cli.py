@@ -56,8 +56,10 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, argvs: list[list[str]]) -> int:
+    from priolab import machine_lock
     from vm.run import Command, VmUnavailable, run_job
 
+    machine_lock.hold_until_exit("priolab vm")  # the VM takes both cores: one thing at a time
     try:
         res = run_job(
             [Command(a, timeout_s=args.timeout) for a in argvs],

@@ -38,7 +38,7 @@ from netem.model import Link
 from netem.probe import choose_backend, probe_kernel
 from netem.rateprobe import limited_by
 from netem.resolve import expected_burst_len, expected_loss_rate, resolve_loss
-from priolab import provenance
+from priolab import machine_lock, provenance
 from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.sites.mininet import RunAborted, execute, on_signal, session
@@ -352,6 +352,7 @@ def run_args(args: argparse.Namespace) -> int:
     if missing:
         print(f"calibrate needs these tools on PATH: {', '.join(missing)}", file=sys.stderr)
         return 2
+    machine_lock.hold_until_exit("priolab calibrate")
     try:
         res = calibrate(args.backend, args.quick)
     except RuntimeError as e:
