@@ -11,8 +11,22 @@
 //! - the queue-delay target is fixed at QDELAY_TARGET_LO (no raise towards QDELAY_TARGET_HI
 //!   against competing loss-based flows);
 //! - outside fast increase and below the delay target the rate grows additively by
-//!   `RAMP_UP_SPEED × interval × off_target / 4` (assumption: a cautious increase between
-//!   fast increase and holding).
+//!   `ramp_up_speed_t × interval × scale_t × off_target / 4` (assumption: a cautious increase
+//!   between fast increase and holding), above it the target is capped at the current rate
+//!   less the pre-congestion guard; the RFC's `delta_rate_t` with TX_QUEUE_SIZE_FACTOR is not
+//!   used;
+//! - the RTP queue's delay is the age of its oldest packet (the RFC divides its size by the
+//!   current rate), and the pacer runs at PACKET_PACING_HEADROOM × target (SCReAM's C++
+//!   implementation; the RFC paces at cwnd / s_rtt);
+//! - `rtp_rate_median` in the media-rate limit is the last interval's media rate.
+//!
+//! As the RFC (§4.1.2.4): fast increase adds `min(RAMP_UP_SPEED, target / 2) × interval ×
+//! scale_t`, scale_t = ((target − target_bitrate_last_max) / target_bitrate_last_max × 4)²
+//! within [0.2, 1]; the RTP-queue reduction (× TARGET_RATE_SCALE_RTP_QDELAY) applies outside
+//! fast increase only; the target stays below (2 − qdelay_trend_mem) × max(current rate, media
+//! rate). Until 2026-11-25 the RTP-queue rule ran in fast increase too and scale_t read
+//! 4·x²: with key frames that held the target near the dip's rate for 30 s after it
+//! (tests/scream_virtual_time.rs, `recovers_after_the_dip_with_key_frames`).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -94,6 +108,7 @@ pub struct Scream {
     last_adjust_us: Option<u64>,
     bytes_sent_interval: u64,
     bytes_acked_interval: u64,
+    bytes_enqueued_interval: u64,
     discarded_since: u64,
     pub lost_packets: u64,
 }
@@ -124,6 +139,7 @@ impl Scream {
             last_adjust_us: None,
             bytes_sent_interval: 0,
             bytes_acked_interval: 0,
+            bytes_enqueued_interval: 0,
             discarded_since: 0,
             lost_packets: 0,
         }
@@ -157,6 +173,7 @@ impl Scream {
     /// An RTP packet enters the RTP queue.
     pub fn enqueue(&mut self, now_us: u64, seq: u64, bytes: usize) {
         self.queue.push_back((seq, bytes, now_us));
+        self.bytes_enqueued_interval += bytes as u64;
     }
 
     fn pacing_bps(&self) -> f64 {
@@ -352,30 +369,42 @@ impl Scream {
         self.bytes_sent_interval = 0;
         self.bytes_acked_interval = 0;
         let interval_s = RATE_ADJUST_INTERVAL_US as f64 / 1e6;
+        let rate_media = std::mem::take(&mut self.bytes_enqueued_interval) as f64 * 8.0 / dt_s;
+        let current = rate_transmit.max(rate_ack);
         let mut t = self.target_bps;
+        // §4.1.2.4: ramp_up_speed_t and scale_t, the slow-down near the rate of the last
+        // congestion: ((t - last_max) / last_max * 4)^2 within [0.2, 1]
+        let ramp = RAMP_UP_SPEED_BPS.min(t / 2.0) * interval_s;
+        let scale = if self.target_last_max_bps > 0.0 {
+            let x = (t - self.target_last_max_bps) / self.target_last_max_bps;
+            (x * 4.0).powi(2).clamp(0.2, 1.0)
+        } else {
+            1.0
+        };
         if std::mem::take(&mut self.loss_since_adjust) {
             t *= BETA_R;
         } else if self.in_fast_increase {
-            let mut inc = RAMP_UP_SPEED_BPS
-                * interval_s
-                * (1.0 - (self.qdelay_trend / QDELAY_TREND_LO).min(1.0));
-            if self.target_last_max_bps > 0.0 {
-                // slow down near the rate of the last congestion
-                let x = t / self.target_last_max_bps;
-                inc *= ((x - 1.0).powi(2) * 4.0).clamp(0.2, 1.0);
-            }
-            t += inc;
-        } else if self.qdelay_trend >= QDELAY_TREND_LO {
-            let current = rate_transmit.max(rate_ack);
-            let scale =
-                ((self.qdelay_trend - QDELAY_TREND_LO) / (1.0 - QDELAY_TREND_LO)).clamp(0.0, 1.0);
-            t = t.min(current * (1.0 - PRE_CONGESTION_GUARD * scale));
+            t += ramp * scale;
         } else {
-            let off_target = (QDELAY_TARGET_LO_US - self.qdelay_us) / QDELAY_TARGET_LO_US;
-            t += RAMP_UP_SPEED_BPS * interval_s * off_target.max(0.0) / 4.0;
+            if self.qdelay_trend >= QDELAY_TREND_LO {
+                let s = ((self.qdelay_trend - QDELAY_TREND_LO) / (1.0 - QDELAY_TREND_LO))
+                    .clamp(0.0, 1.0);
+                t = t.min(current * (1.0 - PRE_CONGESTION_GUARD * s));
+            } else {
+                let off_target = (QDELAY_TARGET_LO_US - self.qdelay_us) / QDELAY_TARGET_LO_US;
+                t += ramp * scale * off_target.max(0.0) / 4.0;
+            }
+            // §4.1.2.4: outside fast increase only, an RTP queue older than RTP_QDELAY_TH
+            // forces a slight reduction
+            if self.rtp_queue_delay_us(now_us) > RTP_QDELAY_TH_US {
+                t *= TARGET_RATE_SCALE_RTP_QDELAY;
+            }
         }
-        if self.rtp_queue_delay_us(now_us) > RTP_QDELAY_TH_US {
-            t *= TARGET_RATE_SCALE_RTP_QDELAY;
+        // §4.1.2.4: the target stays within (2 - qdelay_trend_mem) x what is measured to be
+        // sent or produced (rtp_rate_median: assumption, the interval's media rate stands in)
+        let limit = current.max(rate_media) * (2.0 - self.qdelay_trend_mem);
+        if limit > 0.0 {
+            t = t.min(limit);
         }
         self.target_bps = t.clamp(self.cfg.min_bitrate_bps, self.cfg.max_bitrate_bps);
     }

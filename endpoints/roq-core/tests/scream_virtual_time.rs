@@ -1,8 +1,9 @@
 //! SCReAM in virtual time against a simulated bottleneck: a drop-tail FIFO served at a rate
 //! that steps 1 Mbit/s → 0.5 → 1 (RFC 8867 test case 1's shape), 50 ms one way, a 400 ms
-//! queue, an encoder that produces exactly the target bitrate at 25 fps, and RFC 8888-style
-//! feedback every 20 ms. Asserts that SCReAM ramps up, backs off when the queue delay grows
-//! after the drop, and recovers after the capacity comes back.
+//! queue, an encoder that produces the target bitrate at 25 fps (every frame alike, or with a
+//! key frame `key_ratio` times a delta frame every 2 s, as x264 does with key-int 50), and
+//! RFC 8888-style feedback every 20 ms. Asserts that SCReAM ramps up, backs off when the
+//! queue delay grows after the drop, and recovers after the capacity comes back.
 
 use std::collections::VecDeque;
 
@@ -21,6 +22,8 @@ struct Sim {
     arrivals: Vec<(u64, Option<u64>)>,
     fb_in_flight: VecDeque<(u64, Feedback)>,
     next_seq: u64,
+    frame: u64,
+    key_ratio: f64,
     qdelay_log: Vec<(u64, f64, f64)>, // (t, target, link queue delay µs)
 }
 
@@ -36,7 +39,7 @@ fn capacity_bps(t_us: u64) -> f64 {
 }
 
 impl Sim {
-    fn new() -> Self {
+    fn new(key_ratio: f64) -> Self {
         Sim {
             t_us: 0,
             scream: Scream::new(ScreamConfig {
@@ -51,6 +54,8 @@ impl Sim {
             arrivals: Vec::new(),
             fb_in_flight: VecDeque::new(),
             next_seq: 1000,
+            frame: 0,
+            key_ratio,
             qdelay_log: Vec::new(),
         }
     }
@@ -58,8 +63,13 @@ impl Sim {
     fn step(&mut self) {
         let t = self.t_us;
         if t.is_multiple_of(40_000) {
-            // a frame at the current target
-            let mut bytes = (self.scream.target_bitrate_bps() / 8.0 / 25.0) as usize;
+            // a frame at the current target: 50 frames (2 s) carry 2 s of the target, the
+            // first of them key_ratio delta frames' worth
+            let delta =
+                self.scream.target_bitrate_bps() / 8.0 / 25.0 * 50.0 / (49.0 + self.key_ratio);
+            let key = self.frame.is_multiple_of(50);
+            self.frame += 1;
+            let mut bytes = if key { delta * self.key_ratio } else { delta } as usize;
             while bytes > 0 {
                 let b = bytes.min(1200);
                 self.scream.enqueue(t, self.next_seq, b);
@@ -112,9 +122,10 @@ fn mean(v: impl Iterator<Item = f64>) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
 
-#[test]
-fn ramps_up_backs_off_on_queue_delay_and_recovers() {
-    let mut s = Sim::new();
+/// Mean target before the dip (10-20 s), in it (25-40 s) and 20-40 s after it (60-80 s),
+/// and the largest bottleneck queue delay before and in the dip.
+fn run(key_ratio: f64) -> (f64, f64, f64, f64, f64) {
+    let mut s = Sim::new(key_ratio);
     while s.t_us < 80_000_000 {
         s.step();
     }
@@ -133,15 +144,23 @@ fn ramps_up_backs_off_on_queue_delay_and_recovers() {
             .map(|x| x.2)
             .fold(0.0, f64::max)
     };
-    let before = target(10_000_000, 20_000_000);
-    let dip = target(25_000_000, 40_000_000);
-    let after = target(60_000_000, 80_000_000);
-    eprintln!("target before {before:.0} dip {dip:.0} after {after:.0}");
-    eprintln!(
-        "queue delay max before {:.0} µs, dip {:.0} µs",
+    let r = (
+        target(10_000_000, 20_000_000),
+        target(25_000_000, 40_000_000),
+        target(60_000_000, 80_000_000),
         qdelay_max(10_000_000, 20_000_000),
-        qdelay_max(25_000_000, 40_000_000)
+        qdelay_max(30_000_000, 40_000_000),
     );
+    eprintln!(
+        "key_ratio {key_ratio}: target before {:.0} dip {:.0} after {:.0}; queue delay max before {:.0} µs, dip {:.0} µs",
+        r.0, r.1, r.2, r.3, r.4
+    );
+    r
+}
+
+#[test]
+fn ramps_up_backs_off_on_queue_delay_and_recovers() {
+    let (before, dip, after, q_before, q_dip) = run(1.0);
     assert!(
         before > 600_000.0 && before < 1_100_000.0,
         "ramp-up: {before}"
@@ -149,8 +168,33 @@ fn ramps_up_backs_off_on_queue_delay_and_recovers() {
     assert!(dip < 550_000.0, "back-off in the dip: {dip}");
     assert!(after > 600_000.0, "recovery: {after}");
     // the delay-based controller keeps the bottleneck queue well below its 400 ms
-    assert!(qdelay_max(10_000_000, 20_000_000) < 200_000.0);
-    assert!(qdelay_max(30_000_000, 40_000_000) < 200_000.0);
+    assert!(q_before < 200_000.0);
+    assert!(q_dip < 200_000.0);
+}
+
+/// Key frames of 6 and 10 delta frames (x264 on the scenario's source sends I frames several
+/// times its P frames): each one keeps the RTP queue older than RTP_QDELAY_TH for a while.
+/// Before the fix the RTP-queue rule (x 0.95) ran in fast increase too, against RFC 8298
+/// §4.1.2.4, and with the mistyped slow-down near the last congestion's rate (4·x² instead of
+/// (4·x)²) it held the target at 0.33-0.51 Mbit/s for the 30 s after the dip.
+#[test]
+fn recovers_after_the_dip_with_key_frames() {
+    for key_ratio in [6.0, 10.0] {
+        let (before, dip, after, q_before, q_dip) = run(key_ratio);
+        assert!(
+            before > 550_000.0,
+            "ramp-up, key ratio {key_ratio}: {before}"
+        );
+        assert!(
+            dip < 550_000.0,
+            "back-off in the dip, key ratio {key_ratio}: {dip}"
+        );
+        assert!(
+            after > 650_000.0 && after > 1.4 * dip,
+            "recovery, key ratio {key_ratio}: {after} after vs {dip} in the dip"
+        );
+        assert!(q_before < 200_000.0 && q_dip < 200_000.0);
+    }
 }
 
 #[test]
