@@ -115,6 +115,64 @@ def test_rise_plan_transfers_the_certificate(tmp_path: Path) -> None:
     assert "guest" in g["outputs"] and "host" not in g["outputs"]
 
 
+ENDPOINTS_TASKS = REPO / "ansible" / "roles" / "endpoints" / "tasks" / "main.yml"
+ROLE_DEFAULTS = REPO / "ansible" / "roles" / "priolab" / "defaults" / "main.yml"
+
+
+def test_roq_plan_runs_the_roq_the_endpoints_role_installs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the source clip is an input the controller copies; a stand-in file suffices for a plan
+    monkeypatch.setenv("PRIOLAB_ROQ_CACHE", str(tmp_path / "cache"))
+    path = REPO / "scenarios" / "roq-quick.yaml"
+    spec = next(r for r in expand(load(path), path) if r.scheme == "scream")
+    from priolab.workloads.roq.source import source_path
+    from priolab.workloads.roq.workload import RoqParams
+
+    assert isinstance(spec.params, RoqParams)
+    src = source_path(spec.params)
+    src.parent.mkdir(parents=True)
+    src.write_bytes(b"\0")
+    plan = pt.plan_run(spec, make_testbed(), tmp_path)
+    host = plan["nodes"]["host"]["spec"]["processes"]
+    guest = plan["nodes"]["guest"]["spec"]["processes"]
+    assert [p["argv"][0] for p in host] == ["/b/roq"]  # bin_dir/roq: what the role installs
+    assert [p["argv"][0] for p in guest] == ["/b/roq"]
+    (clip,) = plan["inputs"]
+    assert clip["node"] == "host" and clip["src"] == str(src)
+    assert clip["dest"] in host[0]["argv"]
+    (cert,) = plan["transfers"]
+    assert (cert["from"], cert["to"]) == ("host", "guest")
+    # the role builds and installs exactly that binary on guest and host, with GStreamer
+    tasks = {t["name"]: t for t in yaml.safe_load(ENDPOINTS_TASKS.read_text())}
+    build = tasks["Build the endpoints and linkem on the controller"]["ansible.builtin.command"]
+    assert "roq" in build["argv"][build["argv"].index("-p") :]
+    install = tasks["Install roq on the endpoints"]
+    assert install["ansible.builtin.copy"]["dest"] == "{{ priolab_bin_dir }}/roq"
+    assert "priolab_role in ['guest', 'host']" in install["when"]
+    gst = tasks["Install the GStreamer runtime roq needs on the endpoints"]
+    assert gst["ansible.builtin.apt"]["name"] == "{{ priolab_gstreamer_packages }}"
+    assert "priolab_role in ['guest', 'host']" in gst["when"]
+
+
+def test_endpoints_get_the_gstreamer_runtime_the_controller_builds_against() -> None:
+    """Every GStreamer package the Makefile installs to build and test roq, in its runtime
+    form: the plugins as they are, each -dev package as its library package."""
+    make = (REPO / "Makefile").read_text()
+    block = make[make.index("APT_PKGS :=") :].split("\n\n")[0]
+    wanted = set()
+    for pkg in block.replace("\\", " ").split():
+        if "gst" not in pkg:
+            continue
+        runtime = {"libgstreamer1.0-dev": "libgstreamer1.0-0",
+                   "libgstreamer-plugins-base1.0-dev": "libgstreamer-plugins-base1.0-0"}  # fmt: skip
+        wanted.add(runtime.get(pkg, pkg))
+    assert {"gstreamer1.0-plugins-ugly", "gstreamer1.0-libav"} <= wanted  # x264enc, avdec_h264
+    assert not any(p.endswith("-dev") for p in wanted), wanted
+    defaults = yaml.safe_load(ROLE_DEFAULTS.read_text())
+    assert set(defaults["priolab_gstreamer_packages"]) == wanted
+
+
 def _agent(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(AGENT), *args], capture_output=True, text=True,
                           timeout=timeout)  # fmt: skip
