@@ -92,3 +92,28 @@ def test_gcc_scenario_beyond_the_paper() -> None:
     assert {r.scheme for r in runs} == {"gcc", "scream", "udp-gcc", "udp-scream"}
     assert {r.params.rate for r in runs} == {"gcc", "scream"}
     assert {r.params.transport for r in runs if r.scheme.startswith("udp")} == {"udp"}
+
+
+def test_quick_scenario_is_a_stated_reduction_of_the_full_one() -> None:
+    """roq-quick.yaml: a subset of roq-rfc8867.yaml's configurations, each with the same
+    workload parameters at the same delay; its link keeps the dip to 0.5 Mbit/s for 30 s and
+    30 s at 1 Mbit/s after it."""
+    full_path, quick_path = (
+        REPO / "scenarios" / "roq-rfc8867.yaml",
+        REPO / "scenarios" / "roq-quick.yaml",
+    )
+    full = {(r.scheme, r.setting): r for r in expand(load(full_path), full_path) if r.rep == 1}
+    quick = expand(load(quick_path), quick_path)
+    assert len(quick) == 6 and {r.setting for r in quick} == {"d50"}
+    assert {"scream", "scream-newreno", "udp-scream", "trivial"} <= {r.scheme for r in quick}
+    assert any(r.params.competing_stream for r in quick)
+    for r in quick:
+        f = full[(r.scheme, r.setting)]
+        assert r.params == f.params, r.scheme
+        assert r.link.downlink.delay_ms == f.link.downlink.delay_ms == 50
+        assert r.link.downlink.queue == f.link.downlink.queue
+    from traces.throughput import read_schedule
+
+    sched = read_schedule(REPO / "traces" / "synthetic" / "steps-rfc8867-style-90s.txt")
+    assert list(sched.times_s) == [0.0, 30.0, 60.0] and list(sched.rate_mbps) == [1.0, 0.5, 1.0]
+    assert quick[0].duration_s == sched.duration_s == 90.0
