@@ -160,13 +160,11 @@ def test_endpoints_get_the_gstreamer_runtime_the_controller_builds_against() -> 
     form: the plugins as they are, each -dev package as its library package."""
     make = (REPO / "Makefile").read_text()
     block = make[make.index("APT_PKGS :=") :].split("\n\n")[0]
-    wanted = set()
-    for pkg in block.replace("\\", " ").split():
-        if "gst" not in pkg:
-            continue
-        runtime = {"libgstreamer1.0-dev": "libgstreamer1.0-0",
-                   "libgstreamer-plugins-base1.0-dev": "libgstreamer-plugins-base1.0-0"}  # fmt: skip
-        wanted.add(runtime.get(pkg, pkg))
+    runtime = {
+        "libgstreamer1.0-dev": "libgstreamer1.0-0",
+        "libgstreamer-plugins-base1.0-dev": "libgstreamer-plugins-base1.0-0",
+    }
+    wanted = {runtime.get(p, p) for p in block.replace("\\", " ").split() if "gst" in p}
     assert {"gstreamer1.0-plugins-ugly", "gstreamer1.0-libav"} <= wanted  # x264enc, avdec_h264
     assert not any(p.endswith("-dev") for p in wanted), wanted
     defaults = yaml.safe_load(ROLE_DEFAULTS.read_text())
