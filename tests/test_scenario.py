@@ -32,7 +32,7 @@ def test_every_shipped_scenario_is_valid() -> None:
 
 
 def test_scenarios_naming_shared_data_say_so_when_it_is_missing(tmp_path) -> None:
-    src = (REPO / "scenarios" / "ablation-5g-trace.yaml").read_text()
+    src = (REPO / "scenarios" / "ablation-4g-trace.yaml").read_text()
     moved = tmp_path / "scenarios"
     moved.mkdir()
     (moved / "x.yaml").write_text(src)  # ../../shared/data does not resolve from tmp
