@@ -13,7 +13,8 @@ loss, a loss model other than iid or mean-burst Gilbert) is listed as skipped, w
 Figures are the Guest's view after the run's warm-up unless named; `runload` is the 1-minute
 load average when the run started (validate.sh's `r<rep>.loadavg`), where recorded; "Guest
 socket drops" are the kernel's UDP RcvbufErrors in the Guest's namespace during the run
-(validate.sh's `r<rep>.udp`; the predictor has no socket, so "–").
+(validate.sh's `r<rep>.udp`, else metadata.json's `udp_drops.guest`; the predictor has no
+socket, so "–"). Invalid runs are counted and their judge's reasons listed under the table.
 """
 
 from __future__ import annotations
@@ -158,13 +159,15 @@ RCVBUF_ERRORS_FIELD = 4
 
 
 def rcvbuf_drops(run_dir: Path, role: str = "guest") -> float:
-    """The role's last sampled UDP RcvbufErrors (validate.sh's `r<rep>.udp`), NaN if none."""
+    """The role's UDP RcvbufErrors during the run: the last sample of validate.sh's
+    `r<rep>.udp` where it exists, else the growth the engine's agent recorded for the node
+    (metadata.json `udp_drops`, since a612a1d); NaN if neither."""
     f = run_dir.with_name(run_dir.name + ".udp")
     last = float("nan")
     try:
         lines = f.read_text().splitlines()
     except OSError:
-        return last
+        return _recorded_rcvbuf_drops(run_dir, role)
     for line in lines:
         parts = line.split()
         if len(parts) > RCVBUF_ERRORS_FIELD + 2 and parts[0] == role and parts[1] == "Udp:":
@@ -173,6 +176,32 @@ def rcvbuf_drops(run_dir: Path, role: str = "guest") -> float:
             except ValueError:
                 continue
     return last
+
+
+def _recorded_rcvbuf_drops(run_dir: Path, node: str) -> float:
+    """metadata.json's `udp_drops[node].RcvbufErrors` (the engine's agent), NaN if absent."""
+    try:
+        meta = json.loads((run_dir / "metadata.json").read_text())
+        return float(meta["udp_drops"][node]["RcvbufErrors"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return float("nan")
+
+
+def invalid_reasons(run_dir: Path) -> list[str]:
+    """Why the judge marked the run invalid (metadata.json `invalid_reasons`), shortened to the
+    kind of reason (numbers dropped) so that equal causes group; ['unrecorded'] if absent."""
+    try:
+        meta = json.loads((run_dir / "metadata.json").read_text())
+        reasons = [str(r) for r in meta["invalid_reasons"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["unrecorded"]
+    return [_reason_kind(r) for r in reasons] or ["unrecorded"]
+
+
+def _reason_kind(reason: str) -> str:
+    """'guest: the kernel dropped 12 UDP ...' -> 'guest: the kernel dropped N UDP ...'."""
+    words = ["N" if w.strip("%(),.:").replace(".", "", 1).isdigit() else w for w in reason.split()]
+    return " ".join(words)
 
 
 def _commit(run_dir: Path) -> str:
@@ -240,6 +269,7 @@ class Group:
     def __init__(self) -> None:
         self.valid: list[dict[str, float]] = []
         self.invalid = 0
+        self.invalid_why: dict[str, int] = defaultdict(int)
         self.loads: list[float] = []
         self.sources: set[str] = set()
 
@@ -261,6 +291,8 @@ def collect(roots: list[Path]) -> tuple[dict[tuple[tuple[str, ...], str], Group]
             grp = groups[(args, scheme)]
             if not doc.get("valid") or "metrics" not in doc:
                 grp.invalid += 1
+                for why in invalid_reasons(path.parent):
+                    grp.invalid_why[why] += 1
                 continue
             grp.sources.add(
                 f"{doc['run']['scenario']}/{doc['run']['setting']}{_commit(path.parent)}"
@@ -295,6 +327,9 @@ def table(roots: list[Path], rise_sim: Path, seeds: int) -> str:
             notes.append(
                 f"- {label(args)}, {scheme}: valid real runs from {', '.join(sorted(grp.sources))}"
             )
+        if grp.invalid:
+            why = "; ".join(f"{w} ({n}×)" for w, n in sorted(grp.invalid_why.items()))
+            notes.append(f"- {label(args)}, {scheme}: {grp.invalid} invalid, left out: {why}")
     out = "\n".join(lines) + "\n\n" + "\n".join(notes)
     if skipped:
         out += "\n\nskipped (the predictor cannot express the point):\n" + "\n".join(

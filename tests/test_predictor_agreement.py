@@ -182,3 +182,35 @@ def test_missing_binary_is_a_clear_error(
 ) -> None:
     assert main([str(tmp_path), "--rise-sim", str(tmp_path / "nope")]) == 2
     assert "no rise-sim binary" in capsys.readouterr().err
+
+
+def test_snakemake_runs_take_socket_drops_from_metadata_and_invalid_runs_say_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without validate.sh's counters the engine's record (metadata.json `udp_drops`) gives the
+    Guest's socket drops; an invalid run is not averaged in but its judge's reason is listed."""
+    root = tmp_path / "map"
+    _write(root, "r1", _run_record(), True, 40.0)
+    (root / "r1" / "metadata.json").write_text(
+        json.dumps({"udp_drops": {"guest": {"RcvbufErrors": 0}, "host": {"RcvbufErrors": 0}}})
+    )
+    _write(root, "r2", _run_record(), False, 900.0)
+    reasons = {
+        "invalid_reasons": [
+            "CPU saturated (mean 93.5 %, rule: mean >= 90 %)",
+            "guest: the kernel dropped 12 UDP datagrams from full socket receive buffers",
+        ]
+    }
+    (root / "r2" / "metadata.json").write_text(json.dumps(reasons))
+    _write(root, "r3", _run_record(), False, 900.0)
+    reasons["invalid_reasons"] = ["CPU saturated (mean 91.0 %, rule: mean >= 90 %)"]
+    (root / "r3" / "metadata.json").write_text(json.dumps(reasons))
+    assert main([str(root), "--rise-sim", str(_fake_sim(tmp_path)), "--seeds", "2"]) == 0
+    out = capsys.readouterr().out
+    real = next(r for r in out.splitlines() if r.startswith("| queue 1 BDP | pri | real"))
+    cells = [c.strip() for c in real.split("|")[1:-1]]
+    assert cells[3].startswith("1 valid of 3")
+    assert cells[list(COLUMNS).index("rcvbuf_drops_guest") + 4] == "0"  # recorded, not "–"
+    assert "queue 1 BDP, pri: 2 invalid, left out:" in out
+    assert "CPU saturated (mean N %, rule: mean >= N %) (2×)" in out
+    assert "guest: the kernel dropped N UDP datagrams" in out
