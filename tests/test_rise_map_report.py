@@ -215,3 +215,40 @@ def test_report_gives_each_path_its_regime_and_names_what_did_not_run(tmp_path: 
     assert "quick/FB-4K-Low-L0.05 | 0.3 → 0.3" in text  # the freeze table, both schemes
     assert "1 setting(s) with no freeze in either scheme" in text
     assert "1 where w/ Pri froze at least as often" in text
+
+
+@pytest.mark.parametrize(
+    ("rcvbuf", "says"),
+    [
+        (None, "in the Guest's UDP receive buffer"),  # runs before the counters were kept
+        (40.0, "RcvbufErrors 40 per run"),
+        (0.0, "a loss neither the link nor the socket counted"),
+    ],
+)
+def test_host_losses_are_put_in_the_guest_socket_only_where_it_counted_them(
+    rcvbuf: float | None, says: str
+) -> None:
+    """The report names the Guest's socket as where the Host's packets went only when the
+    socket's counter says so (or predates the counter); with RcvbufErrors 0 it says it does
+    not know."""
+    rows = []
+    for scheme in ("nopri", "pri"):
+        for rep in (1, 2):
+            row = {
+                "scenario": "quick",
+                "setting": "WL",
+                "scheme": scheme,
+                "rep": rep,
+                "transport_limited_pct_guest": 95.0,
+                "mtp_median_ms": 300.0 if scheme == "nopri" else 40.0,
+                "lost_packets_host": 60.0,
+                "linkem_drops_queue_down": 0.0,
+            }
+            if rcvbuf is not None:
+                row["udp_rcvbuf_errors_guest"] = rcvbuf
+            rows.append(row)
+    text = "\n".join(reproduction.explanation(pd.DataFrame(rows)))
+    assert "The Host's QUIC declared 60 packets lost per run w/ Pri" in text
+    assert says in text
+    if rcvbuf == 0.0:
+        assert "receive buffer while" not in text

@@ -488,22 +488,42 @@ def explanation(runs: pd.DataFrame) -> list[str]:
                 "has nothing to reorder and w/ Pri ≈ w/o Pri (median MTP "
                 f"{fmt(m[('nopri', 'mtp_median_ms')])} vs {fmt(m[('pri', 'mtp_median_ms')])} ms)."
             )
-        down = (
-            f" The Host's QUIC declared {g('pri', 'lost_packets_host')} packets lost per run w/ "
-            f"Pri ({g('nopri', 'lost_packets_host')} w/o) on a downlink whose queue dropped "
-            f"{g('pri', 'linkem_drops_queue_down')}: packets lost after the link, in the Guest's "
-            "UDP receive buffer while its endpoint waited for a CPU (endpoints/README.md, 'Why "
-            "the predictor missed w/ Pri's stalls': RcvbufErrors equal the Host's losses), a "
-            "cost of this shared 2-core machine, not of the path; w/ Pri turns each such loss "
-            "into a stall until the Host's deadline, because the ACK that would trigger the "
-            "retransmission was evicted."
-            if wl
-            and m[("pri", "lost_packets_host")] > 0
-            and m[("pri", "linkem_drops_queue_down")] == 0
-            else ""
-        )
+        down = host_loss_note(runs, sc, st, m) if wl else ""
         lines += [f"- **{sc}/{st}**: {diag} {why}{down}", ""]
     return lines
+
+
+def host_loss_note(runs: pd.DataFrame, sc: str, st: str, m: dict[tuple[str, str], float]) -> str:
+    """Where the Host lost packets w/ Pri on a downlink that dropped none: the Guest's socket
+    (RcvbufErrors, runs.csv `udp_rcvbuf_errors_guest` since a612a1d) when it counted them or
+    when the runs predate the counter (endpoints/README.md, the stall miss: then they were
+    equal); said to be unexplained when the counter is there and is 0."""
+    lost, down = m[("pri", "lost_packets_host")], m[("pri", "linkem_drops_queue_down")]
+    if not (lost > 0 and down == 0):
+        return ""
+    head = (
+        f" The Host's QUIC declared {fmt(lost)} packets lost per run w/ Pri "
+        f"({fmt(m[('nopri', 'lost_packets_host')])} w/o) on a downlink whose queue dropped 0"
+    )
+    sock = _mean(runs, sc, st, "pri", "udp_rcvbuf_errors_guest")
+    if not math.isnan(sock) and sock == 0:
+        return (
+            f"{head}, while the Guest's socket dropped none (RcvbufErrors 0 in every run): "
+            "a loss neither the link nor the socket counted, not explained here."
+        )
+    counted = (
+        "the runs predate the socket counters; in the runs that had them RcvbufErrors equalled "
+        "the Host's losses"
+        if math.isnan(sock)
+        else f"RcvbufErrors {fmt(sock)} per run"
+    )
+    return (
+        f"{head}: packets lost after the link, in the Guest's UDP receive buffer while its "
+        f"endpoint waited for a CPU ({counted}; endpoints/README.md, 'Why the predictor "
+        "missed w/ Pri's stalls'), a cost of this shared 2-core machine, not of the path; "
+        "w/ Pri turns each such loss into a stall until the Host's deadline, because the ACK "
+        "that would trigger the retransmission was evicted."
+    )
 
 
 def freeze_section(runs: pd.DataFrame) -> list[str]:
