@@ -28,6 +28,9 @@ SYNTHETIC: dict[str, list[str]] = {
     # seeds/001 Fig. 4 (scenarios/dtp-dynamic.yaml): 12 -> 4 -> 12 MB/s = 96/32/96 Mbit/s
     "steps-dtp-12-4-12MBps-20s.txt": ["generate", "steps", "{out}", "--spec", "0:96,5:32,10:96",
                                       "--duration-s", "20"],
+    # scenarios/dtp-quick.yaml: the same steps compressed to 3 s phases for a 10 s run
+    "steps-dtp-12-4-12MBps-3s-10s.txt": ["generate", "steps", "{out}",
+                                         "--spec", "0:96,3:32,6:96", "--duration-s", "10"],
     "cellular-markov-seed1-120s.txt": ["generate", "markov", "{out}", "--duration-s", "120",
                                        "--seed", "1"],
     "tracking-slow-5s.csv": ["tracking", "--synthetic", "slow", "{out}", "--duration-s", "5"],
