@@ -139,8 +139,51 @@ def test_checks(tmp_path: Path) -> None:
         DtpParams(alpha=1.5)
 
 
-@pytest.mark.parametrize("name", ["dtp-bandwidth", "dtp-dynamic", "dtp-loss", "dtp-loss-small"])
+@pytest.mark.parametrize(
+    "name",
+    ["dtp-bandwidth", "dtp-dynamic", "dtp-loss", "dtp-loss-small", "dtp-quick", "dtp-quick-loss"],
+)
 def test_shipped_scenarios_load(name: str) -> None:
     sc = load_scenario(REPO / "scenarios" / f"{name}.yaml")
     assert sc.workload.kind == "dtp"
     assert sc.compare is not None and sc.compare.reference == "quic"
+
+
+def _runs(name: str) -> dict[tuple[str, str, str], tuple[dict, dict]]:
+    from priolab.scenario import expand
+
+    f = REPO / "scenarios" / f"{name}.yaml"
+    return {(r.setting, r.scheme, r.speed): (r.params.model_dump(mode="json"),
+                                             r.link.model_dump(mode="json"))
+            for r in expand(load_scenario(f), f) if r.rep == 1}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("quick", "full", "pairs"),
+    [
+        ("dtp-quick", "dtp-bandwidth", {"3MBps": "3MBps", "6MBps": "6MBps"}),
+        ("dtp-quick", "dtp-dynamic", {"12-4-12MBps": "12-4-12MBps"}),
+        ("dtp-quick-loss", "dtp-loss-small", {"loss10-1KB": "loss10"}),
+        ("dtp-quick-loss", "dtp-loss", {"loss10-100KB": "loss10"}),
+    ],
+)
+def test_quick_scenarios_run_what_the_full_files_run(
+    quick: str, full: str, pairs: dict[str, str]
+) -> None:
+    """A quick file reduces only the duration, repetitions and matrix: each of its runs has
+    the workload parameters and link of the full file's run at the same point (the dynamic
+    trace excepted, whose steps are compressed to fit the short run)."""
+    q, f = _runs(quick), _runs(full)
+    seen = 0
+    for (setting, scheme, speed), (params, link) in q.items():
+        if setting not in pairs:
+            continue
+        fparams, flink = f[(pairs[setting], scheme, speed)]
+        assert params == fparams, (setting, scheme, speed)
+        if link["downlink"]["trace"] is not None:
+            assert Path(link["downlink"]["trace"]["file"]).name != Path(
+                flink["downlink"]["trace"]["file"]).name  # fmt: skip
+            link["downlink"]["trace"]["file"] = flink["downlink"]["trace"]["file"]
+        assert link == flink, (setting, scheme, speed)
+        seen += 1
+    assert seen >= 5

@@ -111,7 +111,8 @@ fn start_group(
     }))
 }
 
-/// Sends the group's parity symbols as datagrams; returns the bytes sent.
+/// Sends the group's parity symbols as datagrams, each padded to a whole packet (see
+/// `ParityHeader::encode_padded`); returns the bytes sent, padding included.
 fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
     let id = l.rel.id;
     let mut bufs = vec![vec![0u8; g.symbol]; g.m];
@@ -135,7 +136,9 @@ fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
             n: g.n as u8,
             index: j as u8,
         };
-        let d = h.encode(p);
+        // the whole packet's datagram room, so no stream bytes ride in the parity's packet
+        let room = conn.max_datagram_size().unwrap_or(0);
+        let d = h.encode_padded(p, room);
         bytes += d.len() as u64;
         conn.send_datagram(bytes::Bytes::from(d))?;
     }
