@@ -4,6 +4,8 @@ by the frames table), aggregate, figures and the SSIM table beside the paper's n
 from __future__ import annotations
 
 import json
+import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +90,17 @@ def test_metrics_aggregate_figures_and_ssim_table(scenario: Path) -> None:
     assert scream["ssim_mean"] == pytest.approx(1.0) and scream["paper_ssim"] == 0.87
     md = (scenario / "ssim_table.md").read_text()
     assert "| udp-scream | d50 |" in md or "UDP" in md
+
+
+def test_ssim_table_gives_one_run_no_interval(scenario: Path) -> None:
+    for rep in ("r2",):
+        shutil.rmtree(scenario / "d50" / "scream" / "default" / rep)
+    aggregate(scenario)
+    make_figures(scenario)
+    t = pd.read_csv(scenario / "ssim_table.csv")
+    one = t[t["scheme"] == "scream"].iloc[0]
+    assert one["runs"] == 1 and math.isnan(one["ci_low"]) and math.isnan(one["ci_high"])
+    two = t[t["scheme"] == "udp-scream"].iloc[0]
+    assert two["runs"] == 2 and two["ci_low"] < two["ci_high"]
+    md = (scenario / "ssim_table.md").read_text()
+    assert "(one run: no CI)" in md and md.count("(one run: no CI)") == 1
