@@ -104,3 +104,15 @@ def test_ssim_table_gives_one_run_no_interval(scenario: Path) -> None:
     assert two["runs"] == 2 and two["ci_low"] < two["ci_high"]
     md = (scenario / "ssim_table.md").read_text()
     assert "(one run: no CI)" in md and md.count("(one run: no CI)") == 1
+
+
+def test_capacity_line_reads_a_trace_named_relative_to_scenarios(tmp_path: Path) -> None:
+    from priolab.workloads.roq.figures import _capacity
+
+    trace = {"file": "../traces/synthetic/steps-rfc8867-style-90s.txt", "format": "schedule"}
+    meta = {"run": {"link": {"downlink": {"trace": trace}}}}
+    (tmp_path / "metadata.json").write_text(json.dumps(meta))
+    cap = _capacity(tmp_path)
+    assert cap is not None
+    assert list(cap["time_s"]) == [0.0, 30.0, 60.0, 90.0]
+    assert list(cap["rate_mbps"]) == [1.0, 0.5, 1.0, 1.0]

@@ -25,6 +25,7 @@ import pandas as pd
 from analysis.compare import for_scenario
 from analysis.figures import save
 from analysis.stats import bootstrap_ci
+from priolab.paths import REPO_ROOT
 from priolab.workloads.logs import numeric_key
 from priolab.workloads.roq.analysis import FRAMES_TABLE, RATE_TABLE
 
@@ -58,7 +59,8 @@ def _capacity(run_path: Path) -> pd.DataFrame | None:
     try:
         meta = json.loads((run_path / "metadata.json").read_text())
         tr = meta["run"]["link"]["downlink"]["trace"]
-        sched = read_schedule(Path(tr["file"]))
+        f = Path(tr["file"])  # as the scenario names it: relative to scenarios/ if relative
+        sched = read_schedule(f if f.is_absolute() else REPO_ROOT / "scenarios" / f)
     except (OSError, KeyError, TypeError, ValueError):
         return None
     if not isinstance(sched, RateSchedule):
