@@ -252,3 +252,58 @@ def test_host_losses_are_put_in_the_guest_socket_only_where_it_counted_them(
     assert says in text
     if rcvbuf == 0.0:
         assert "receive buffer while" not in text
+
+
+def test_regime_table_lists_every_setting_with_its_valid_and_invalid_runs(
+    tmp_path: Path,
+) -> None:
+    """Each setting gets its regime, both schemes' median MTP, stalls and fps, the count of
+    valid runs per scheme and the invalid ones by reason; a setting whose runs were all
+    invalid still has its row."""
+    root = tmp_path / "map"
+    base = {"transport_limited_pct_guest": 97.0, "stall_pct": 0.0, "displayed_fps": 30.0}
+    rows = [
+        run(root, "L0.2-Q1", "nopri", 1, {**base, "mtp_median_ms": 300.0}),
+        run(root, "L0.2-Q1", "nopri", 2, {**base, "mtp_median_ms": 500.0}),
+        run(root, "L0.2-Q1", "pri", 1, {**base, "mtp_median_ms": 40.0, "stall_pct": 5.0}),
+    ]
+    d = scenario(tmp_path, "map", rows)
+    pd.DataFrame(
+        [
+            [
+                "L0.2-Q1/pri/moderate/r2",
+                "L0.2-Q1",
+                "pri",
+                "moderate",
+                2,
+                "CPU saturated (mean 99 %)",
+            ],
+            ["Q4/nopri/moderate/r1", "Q4", "nopri", "moderate", 1, "CPU saturated (mean 95 %)"],
+            [
+                "Q4/pri/moderate/r1",
+                "Q4",
+                "pri",
+                "moderate",
+                1,
+                "ran 2.0 s of 30 s; host: the kernel dropped 12 UDP datagrams",
+            ],
+        ],
+        columns=["path", "setting", "scheme", "speed", "rep", "reasons"],
+    ).to_csv(d / "exclusions.csv", index=False)
+    runs, excl = reproduction.load([d])
+    text = "\n".join(reproduction.regime_table(runs, excl))
+    row = next(r for r in text.splitlines() if r.startswith("| map/L0.2-Q1 |"))
+    cells = [c.strip() for c in row.split("|")[1:-1]]
+    assert cells[1].startswith("window-limited (transport-limited 97 %")
+    assert cells[2].startswith("400 [300, 500] → 40 [40, 40]")
+    assert cells[3].startswith("10 [")  # 400 / 40
+    assert cells[4] == "0 [0, 0] → 5 [5, 5]"
+    assert cells[6] == "2+1"
+    assert cells[7] == "1: CPU saturated (1)"
+    q4 = next(r for r in text.splitlines() if r.startswith("| map/Q4 |"))
+    q4_cells = [c.strip() for c in q4.split("|")[1:-1]]
+    assert q4_cells[2] == "– → –" and q4_cells[6] == "0+0"
+    assert "CPU saturated (1)" in q4_cells[7] and "ran N.N s of N s" not in q4_cells[7]
+    assert "ran N s of N s (1)" in q4_cells[7]
+    assert "host: the kernel dropped N UDP datagrams (1)" in q4_cells[7]
+    assert q4_cells[7].startswith("2: ")  # two runs, three reasons

@@ -21,6 +21,7 @@ import argparse
 import datetime as dt
 import json
 import math
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -493,6 +494,68 @@ def explanation(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def _reason_kind(reason: object) -> str:
+    """The kind of an exclusion reason, without its numbers and details, so that equal causes
+    count together: 'CPU saturated (mean 99.75 %, ...)' -> 'CPU saturated'; 'guest: the kernel
+    dropped 12 UDP datagrams ...' -> 'guest: the kernel dropped N UDP datagrams ...'."""
+    text = str(reason).split(" (")[0].strip() if isinstance(reason, str) else ""
+    return re.sub(r"\d+(\.\d+)?", "N", text) or "unrecorded"
+
+
+def regime_table(runs: pd.DataFrame, excl: pd.DataFrame) -> list[str]:
+    """Every (scenario, setting) with w/o Pri or w/ Pri runs, valid or not: its regime, median
+    MTP, stall share and displayed fps per scheme (mean [CI] over valid runs), the ratio, and
+    how many runs were valid and why the others were not (exclusions.csv)."""
+    lines = [
+        "## Every setting that ran: w/o Pri vs w/ Pri",
+        "",
+        "Mean [95 % bootstrap CI] over each scheme's valid runs, w/o Pri → w/ Pri; runs = valid "
+        "w/o Pri + w/ Pri; invalid runs are not averaged in, their judge's reasons are counted.",
+        "",
+        "| scenario/setting | regime (w/o Pri) | median MTP (ms) | ratio [CI] | stall (% of run) "
+        "| displayed fps | runs | invalid |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    keys: list[tuple[str, str]] = []
+    for t in (runs, excl):
+        if t.empty:
+            continue
+        for sc, st in t[t["scheme"].isin(["nopri", "pri"])][["scenario", "setting"]].itertuples(
+            index=False
+        ):
+            if (sc, st) not in keys:
+                keys.append((sc, st))
+    if not keys:
+        return [*lines, "", "No runs.", ""]
+
+    def both(sc: str, st: str, metric: str) -> str:
+        out = []
+        for scheme in ("nopri", "pri"):
+            v = _values(runs, sc, st, scheme, metric)
+            out.append(ci(bootstrap_ci(v)[:3]) if v else "–")
+        return " → ".join(out)
+
+    for sc, st in keys:
+        a = _values(runs, sc, st, "nopri", "mtp_median_ms")
+        b = _values(runs, sc, st, "pri", "mtp_median_ms")
+        ratio = ci(bootstrap_ratio_ci(a, b)) if a and b else "–"
+        n = "+".join(str(len(_values(runs, sc, st, s, "mtp_median_ms"))) for s in ("nopri", "pri"))
+        bad = "–"
+        if not excl.empty:
+            e = excl[(excl["scenario"] == sc) & (excl["setting"] == st)]
+            e = e[e["scheme"].isin(["nopri", "pri"])]
+            if len(e):
+                kinds = pd.Series(
+                    [_reason_kind(k) for r in e["reasons"] for k in str(r).split("; ")]
+                ).value_counts()
+                bad = f"{len(e)}: " + ", ".join(f"{k} ({v})" for k, v in kinds.items())
+        lines.append(
+            f"| {sc}/{st} | {regime(runs, sc, st)} | {both(sc, st, 'mtp_median_ms')} | {ratio} | "
+            f"{both(sc, st, 'stall_pct')} | {both(sc, st, 'displayed_fps')} | {n} | {bad} |"
+        )
+    return [*lines, ""]
+
+
 def host_loss_note(runs: pd.DataFrame, sc: str, st: str, m: dict[tuple[str, str], float]) -> str:
     """Where the Host lost packets w/ Pri on a downlink that dropped none: the Guest's socket
     (RcvbufErrors, runs.csv `udp_rcvbuf_errors_guest` since a612a1d) when it counted them or
@@ -733,6 +796,7 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
     evaluated = [(c, evaluate(c, runs)) for c in CLAIMS]
     lines += summary_table(evaluated)
     lines += explanation(runs)
+    lines += regime_table(runs, excl)
     lines += freeze_section(runs)
     lines += map_section(points, cells)
     lines += ["## The paper's claims, in detail", ""]
