@@ -478,8 +478,10 @@ def main(argv: list[str]) -> int:
                 print(f"no {go} after {GO_TIMEOUT_S} s", file=sys.stderr)
                 return 1
             time.sleep(POLL_S)
+        # the file is left for whoever wrote it to remove (run.yml does): unlinking it here
+        # raced Ansible's copy module, which stats its destination after the rename (under
+        # TCG the agent won: "No such file or directory" and run.yml failed on that node)
         t0 = float(go.read_text())
-        go.unlink()
     else:
         t0 = float(argv[3])
     result = run(spec, t0)
