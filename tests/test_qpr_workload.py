@@ -130,10 +130,6 @@ def test_plan_and_parameters(tmp_path: Path) -> None:
     argv = w.plan(QprParams(), ctx)[0].argv
     assert argv[argv.index("--initial-window-bytes") + 1] == "0"
     assert a[a.index("--transport") + 1] == "quic" == b[b.index("--transport") + 1]
-    # the paper's datagram loss response by default (endpoints/qpr/src/cc.rs); the server's flag
-    assert a[a.index("--unreliable-loss") + 1] == "keep-window" and "--unreliable-loss" not in b
-    argv = w.plan(QprParams(unreliable_loss="congestion"), ctx)[0].argv
-    assert argv[argv.index("--unreliable-loss") + 1] == "congestion"
     h2 = w.plan(QprParams(transport="h2", q_pct=0), ctx)
     assert all(s.argv[s.argv.index("--transport") + 1] == "h2" for s in h2)
     with pytest.raises(ValueError, match="transport h2 is reliable"):

@@ -2,16 +2,14 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use qpr::cc::{Factory, UnreliableLoss};
 use qpr::scene::Scene;
 use qpr::viewport::Geometry;
-use quinn::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
+use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use quinn::VarInt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -33,15 +31,6 @@ pub enum Cc {
     Cubic,
     Newreno,
     Bbr,
-}
-
-/// What a loss of packets that carried only datagrams does to the congestion window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum UnreliableLossArg {
-    /// A congestion event, as any loss (upstream quinn)
-    Congestion,
-    /// The window is kept (seeds/002 §III-C; qpr::cc)
-    KeepWindow,
 }
 
 /// Volumetric-media segments over partially reliable QUIC: the server holds the scene's
@@ -98,9 +87,6 @@ pub struct Args {
     pub initial_window_bytes: u64,
     #[arg(long, value_enum, default_value_t = Cc::Cubic)]
     pub cc: Cc,
-    /// Server: the congestion response to a loss of datagrams only.
-    #[arg(long, value_enum, default_value_t = UnreliableLossArg::Congestion)]
-    pub unreliable_loss: UnreliableLossArg,
     /// TLS key log (SSLKEYLOGFILE format).
     #[arg(long)]
     pub keylog: Option<PathBuf>,
@@ -171,42 +157,36 @@ impl Args {
         }
     }
 
-    /// `kept`: counts the losses of datagrams only that kept the window (--unreliable-loss).
-    pub fn setup(&self, kept: Arc<AtomicU64>) -> Result<quicsetup::Setup> {
+    pub fn setup(&self) -> Result<quicsetup::Setup> {
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
         let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
         t.max_concurrent_bidi_streams(VarInt::from_u32(1 << 16));
         t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BYTES));
         t.datagram_send_buffer_size(DATAGRAM_SEND_BYTES);
         let iw = self.initial_window_bytes;
-        let inner: Arc<dyn ControllerFactory + Send + Sync> = match self.cc {
+        match self.cc {
             Cc::Cubic => {
                 let mut c = CubicConfig::default();
                 if iw > 0 {
                     c.initial_window(iw);
                 }
-                Arc::new(c)
+                t.congestion_controller_factory(Arc::new(c))
             }
             Cc::Newreno => {
                 let mut c = NewRenoConfig::default();
                 if iw > 0 {
                     c.initial_window(iw);
                 }
-                Arc::new(c)
+                t.congestion_controller_factory(Arc::new(c))
             }
             Cc::Bbr => {
                 let mut c = BbrConfig::default();
                 if iw > 0 {
                     c.initial_window(iw);
                 }
-                Arc::new(c)
+                t.congestion_controller_factory(Arc::new(c))
             }
         };
-        let mode = match self.unreliable_loss {
-            UnreliableLossArg::Congestion => UnreliableLoss::Congestion,
-            UnreliableLossArg::KeepWindow => UnreliableLoss::KeepWindow,
-        };
-        t.congestion_controller_factory(Arc::new(Factory { inner, mode, kept }));
         let who = match self.role {
             RoleArg::Server => "qpr server",
             RoleArg::Player => "qpr player",

@@ -2,10 +2,9 @@
 //! segment sizes ([`scene`]), the viewport priority model ([`viewport`]), the throughput ABR
 //! with the priority ranking ([`abr`]), the reliable/unreliable split per Q level
 //! ([`split`]), the player buffer with freeze detection ([`playout`]) and the messages on
-//! the wire ([`wire`]); and QPR's congestion response to lost datagrams ([`cc`]).
+//! the wire ([`wire`]).
 
 pub mod abr;
-pub mod cc;
 pub mod playout;
 pub mod scene;
 pub mod split;

@@ -52,8 +52,7 @@ async fn run(args: &Args) -> Result<u8> {
     if args.transport == TransportArg::H2 {
         return run_h2(args).await;
     }
-    let kept = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let setup = args.setup(kept.clone())?;
+    let setup = args.setup()?;
     let connected = match args.role {
         RoleArg::Server => {
             let bind = args.bind.ok_or_else(|| anyhow!("--bind is required"))?;
@@ -101,14 +100,6 @@ async fn run(args: &Args) -> Result<u8> {
                     "initial_window_bytes",
                     args.initial_window_bytes.to_string(),
                 ),
-                (
-                    "unreliable_loss",
-                    quoted(match args.unreliable_loss {
-                        cli::UnreliableLossArg::Congestion => "congestion",
-                        cli::UnreliableLossArg::KeepWindow => "keep_window",
-                    }),
-                ),
-                ("unreliable_losses_window_kept", c(&kept)),
                 ("reliable_requests", c(&counts.reliable_requests)),
                 ("reliable_bytes", c(&counts.reliable_bytes)),
                 ("unreliable_requests", c(&counts.unreliable_requests)),

@@ -17,9 +17,7 @@ Metrics (metrics.json): per-segment throughput `throughput_mean_mbps`, `_median_
 `playout.rs`), beside them `segments` and `played_pct` (media played / duration): a run that
 stops delivering has few freezes but a low `played_pct`; per rank r = 1..4
 `quality_rank<r>_mean` and `decodable_quality_rank<r>_mean`; `objects_incomplete_pct`,
-`unreliable_bytes_lost_pct` (NaN when nothing was unreliable); the server's `lost_packets`,
-`sent_packets`, `congestion_events` and `unreliable_losses_window_kept` (of those events, the
-losses of datagrams only that kept the window: `unreliable_loss: keep_window`).
+`unreliable_bytes_lost_pct` (NaN when nothing was unreliable); the server's `lost_packets`.
 """
 
 from __future__ import annotations
@@ -126,12 +124,6 @@ def metrics(
     )
     m["lost_packets"] = float(server.get("lost_packets", math.nan))
     m["sent_packets"] = float(server.get("sent_packets", math.nan))
-    # congestion_events counts every loss event; the ones that were of datagrams only and
-    # kept the window (unreliable_loss keep_window, endpoints/qpr/src/cc.rs) beside them.
-    m["congestion_events"] = float(server.get("congestion_events", math.nan))
-    m["unreliable_losses_window_kept"] = float(
-        server.get("unreliable_losses_window_kept", math.nan)
-    )
     return m
 
 
@@ -170,9 +162,7 @@ class QprAnalysis:
     """The `qpr` workload's part of analysis/ (analysis.workload.WorkloadAnalysis)."""
 
     core_metrics: tuple[str, ...] = ()
-    run_columns: tuple[str, ...] = (
-        "transport", "q_pct", "scale", "cc", "unreliable_loss", "buffer_segments",
-    )  # fmt: skip
+    run_columns: tuple[str, ...] = ("transport", "q_pct", "scale", "cc", "buffer_segments")
     log_dirs: tuple[str, ...] = ("guest", "host")
 
     def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:

@@ -57,10 +57,6 @@ class QprParams(BaseModel):
         default=5.0, ge=0.0, le=1000.0, description="wait after an end-of-data for datagrams"
     )
     cc: Literal["cubic", "newreno", "bbr"] = "cubic"
-    unreliable_loss: Literal["keep_window", "congestion"] = Field(
-        default="keep_window",
-        description="a loss of datagrams only: keeps the window (seeds/002 §III-C) or cuts it",
-    )
     idle_timeout_s: float = Field(default=10.0, gt=0.0, description="seeds/002: 10 s")
     port: int = Field(default=4443, ge=1024, le=65535)
 
@@ -107,8 +103,7 @@ class Qpr:
             server = [
                 binary, "--role", "server", "--bind", f"0.0.0.0:{params.port}",
                 "--cert-out", str(cert), "--log-dir", str(host_dir),
-                "--initial-window-bytes", str(iw),
-                "--unreliable-loss", params.unreliable_loss.replace("_", "-"), *common,
+                "--initial-window-bytes", str(iw), *common,
             ]  # fmt: skip
             player = [
                 binary, "--role", "player", "--connect", f"{pair.host_ip}:{params.port}",
