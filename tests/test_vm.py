@@ -1,6 +1,7 @@
 """The stock-kernel VM: one boot per session runs every in-VM test file (vm/intests/), and
 each test here checks one file's results (the tc backend, the policer, Open vSwitch, linkem
-against netem); one more boot runs a scenario through the engine's vm site.
+against netem, the Ansible playbooks with the tc role); one more boot runs a scenario through
+the engine's vm site.
 
 The VM is built (vm/image.py, cached under /var/cache/priolab-vm) if absent. These tests skip,
 saying why, only where it cannot be built or booted (not root, no debootstrap/qemu); set
@@ -26,10 +27,8 @@ IN_VM_FILES = {
     "policer": "vm/intests/test_policer.py",
     "ovs": "vm/intests/test_ovs.py",
     "compare": "vm/intests/test_linkem_vs_netem.py",
+    "ansible": "vm/intests/test_ansible_tc.py",
 }
-"""vm/intests/test_ansible_tc.py is not in make test yet: in its last boot (2026-11-23) site.yml
-passed (116 s) and run.yml failed (exit 2 after 142 s, the message cut short); see
-vm/README.md."""
 TIMEOUT_S = 2700.0
 SELECT_ENV = "PRIOLAB_VM_TESTS"
 """Comma-separated keys of IN_VM_FILES to run (default all), e.g. PRIOLAB_VM_TESTS=policer,ovs
@@ -115,6 +114,12 @@ def test_linkem_vs_netem_in_vm(vm_job: dict[str, Any]) -> None:
 
 def test_policer_in_vm(vm_job: dict[str, Any]) -> None:
     _check(vm_job, "policer")
+
+
+def test_ansible_playbooks_in_vm(vm_job: dict[str, Any]) -> None:
+    """site.yml, run.yml (the stand-in's full link on tc with netem) and clean.yml for real."""
+    _check(vm_job, "ansible")
+    assert {"site.yml", "run.yml", "clean.yml"} <= vm_job["figures"]["ansible_seconds"].keys()
 
 
 def test_vm_site_runs_a_scenario_on_tc(vm_job: dict[str, Any], tmp_path: Path) -> None:
