@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -31,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from analysis.stats import bootstrap_ci
+from priolab.engine.judge import reason_kind
 
 # metric key -> column title
 COLUMNS = {
@@ -196,14 +196,7 @@ def invalid_reasons(run_dir: Path) -> list[str]:
         reasons = [str(r) for r in meta["invalid_reasons"]]
     except (OSError, ValueError, KeyError, TypeError):
         return ["unrecorded"]
-    return [_reason_kind(r) for r in reasons] or ["unrecorded"]
-
-
-def _reason_kind(reason: str) -> str:
-    """The kind of a reason, its details and numbers dropped so that equal causes group:
-    'CPU saturated (mean 93.5 %, ...)' -> 'CPU saturated'; 'guest: the kernel dropped 12 UDP
-    datagrams ...' -> 'guest: the kernel dropped N UDP datagrams ...'."""
-    return re.sub(r"\d+(\.\d+)?", "N", reason.split(" (")[0].strip()) or "unrecorded"
+    return [reason_kind(r) for r in reasons] or ["unrecorded"]
 
 
 def _commit(run_dir: Path) -> str:

@@ -12,6 +12,7 @@ socket receive buffer.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,15 @@ RCVBUF_EXEMPT_WORKLOADS = frozenset({"probe"})
 finds the limit, lkprobe reports its own drops); for every other workload the endpoints are the
 measured system, and a datagram the kernel dropped from a full socket buffer is a loss the link
 did not make (endpoints/README.md, the stall miss): the run is invalid."""
+
+
+def reason_kind(reason: object) -> str:
+    """The kind of an invalid run's reason, its details and numbers dropped so that equal
+    causes count together: 'CPU saturated (mean 99.75 %, ...)' -> 'CPU saturated'; 'guest:
+    the kernel dropped 12 UDP datagrams ...' -> 'guest: the kernel dropped N UDP datagrams
+    ...'; anything but a non-empty text -> 'unrecorded'."""
+    text = reason.split(" (")[0].strip() if isinstance(reason, str) else ""
+    return re.sub(r"\d+(\.\d+)?", "N", text) or "unrecorded"
 
 
 def udp_drops(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, int] | None]:

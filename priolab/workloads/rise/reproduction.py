@@ -21,7 +21,6 @@ import argparse
 import datetime as dt
 import json
 import math
-import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from priolab.engine.judge import reason_kind
 
 # A run is window-limited when its Guest's sender was transport-limited (cwnd or pacer, not the
 # application) for at least this share of the analysed window (analysis/regime.py).
@@ -494,14 +494,6 @@ def explanation(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _reason_kind(reason: object) -> str:
-    """The kind of an exclusion reason, without its numbers and details, so that equal causes
-    count together: 'CPU saturated (mean 99.75 %, ...)' -> 'CPU saturated'; 'guest: the kernel
-    dropped 12 UDP datagrams ...' -> 'guest: the kernel dropped N UDP datagrams ...'."""
-    text = str(reason).split(" (")[0].strip() if isinstance(reason, str) else ""
-    return re.sub(r"\d+(\.\d+)?", "N", text) or "unrecorded"
-
-
 def regime_table(runs: pd.DataFrame, excl: pd.DataFrame) -> list[str]:
     """Every (scenario, setting) with w/o Pri or w/ Pri runs, valid or not: its regime, median
     MTP, stall share and displayed fps per scheme (mean [CI] over valid runs), the ratio, and
@@ -546,7 +538,7 @@ def regime_table(runs: pd.DataFrame, excl: pd.DataFrame) -> list[str]:
             e = e[e["scheme"].isin(["nopri", "pri"])]
             if len(e):
                 kinds = pd.Series(
-                    [_reason_kind(k) for r in e["reasons"] for k in str(r).split("; ")]
+                    [reason_kind(k) for r in e["reasons"] for k in str(r).split("; ")]
                 ).value_counts()
                 bad = f"{len(e)}: " + ", ".join(f"{k} ({v})" for k, v in kinds.items())
         lines.append(
