@@ -183,6 +183,8 @@ class RunSpec:
             "workload": {"kind": self.workload_kind, **self.params.model_dump(mode="json")},
             "capture": self.capture.model_dump(mode="json") if self.capture else None,
             "compare": self.compare,
+            # what the relative file names above (traces, workload inputs) are relative to
+            "base_dir": str(self.base_dir.resolve()),
         }
 
 

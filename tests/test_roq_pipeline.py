@@ -116,3 +116,16 @@ def test_capacity_line_reads_a_trace_named_relative_to_scenarios(tmp_path: Path)
     assert cap is not None
     assert list(cap["time_s"]) == [0.0, 30.0, 60.0, 90.0]
     assert list(cap["rate_mbps"]) == [1.0, 0.5, 1.0, 1.0]
+
+
+def test_capacity_line_reads_a_trace_relative_to_the_runs_scenario_folder(tmp_path: Path) -> None:
+    from priolab.workloads.roq.figures import _capacity
+
+    (tmp_path / "sc").mkdir()
+    (tmp_path / "sc" / "dip.txt").write_text("0 1.0\n10 0.25\n")
+    trace = {"file": "dip.txt", "format": "schedule"}
+    meta = {"run": {"link": {"downlink": {"trace": trace}}, "base_dir": str(tmp_path / "sc")}}
+    (tmp_path / "metadata.json").write_text(json.dumps(meta))
+    cap = _capacity(tmp_path)
+    assert cap is not None
+    assert list(cap["rate_mbps"])[:2] == [1.0, 0.25]

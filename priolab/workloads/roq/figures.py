@@ -59,8 +59,11 @@ def _capacity(run_path: Path) -> pd.DataFrame | None:
     try:
         meta = json.loads((run_path / "metadata.json").read_text())
         tr = meta["run"]["link"]["downlink"]["trace"]
-        f = Path(tr["file"])  # as the scenario names it: relative to scenarios/ if relative
-        sched = read_schedule(f if f.is_absolute() else REPO_ROOT / "scenarios" / f)
+        # as the scenario names it, relative to the scenario's folder (the run record's
+        # base_dir; runs recorded before it had one came from scenarios/)
+        base = Path(meta["run"].get("base_dir") or REPO_ROOT / "scenarios")
+        f = Path(tr["file"])
+        sched = read_schedule(f if f.is_absolute() else base / f)
     except (OSError, KeyError, TypeError, ValueError):
         return None
     if not isinstance(sched, RateSchedule):
