@@ -124,6 +124,8 @@ fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
     }
     let refs: Vec<&[u8]> = bufs.iter().map(|b| b.as_slice()).collect();
     let parity = fec::encode(&refs, g.n, g.symbol).map_err(|e| anyhow!(e))?;
+    // the whole packet's datagram room, so no stream bytes ride in a parity's packet
+    let room = conn.max_datagram_size().unwrap_or(0);
     let mut bytes = 0;
     for (j, p) in parity.iter().enumerate() {
         let h = ParityHeader {
@@ -136,8 +138,6 @@ fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
             n: g.n as u8,
             index: j as u8,
         };
-        // the whole packet's datagram room, so no stream bytes ride in the parity's packet
-        let room = conn.max_datagram_size().unwrap_or(0);
         let d = h.encode_padded(p, room);
         bytes += d.len() as u64;
         conn.send_datagram(bytes::Bytes::from(d))?;
