@@ -36,7 +36,7 @@ def _ancestors(pid: int) -> set[int]:
 
 
 def flock_holders(path: Path, locks_text: str) -> set[int]:
-    """PIDs that /proc/locks lists as holding a FLOCK on `path` (matched by inode)."""
+    """PIDs that /proc/locks lists as holding a FLOCK on `path` (matched by device and inode)."""
     try:
         st = path.stat()
     except OSError:
@@ -103,4 +103,4 @@ def hold_until_exit(who: str) -> None:
 
     Commands call it after their input is validated, so a typo never waits for the lock.
     """
-    _held_until_exit.append(hold(LOCK_PATH, who=who))
+    _held_until_exit.append(hold(who=who))
