@@ -61,10 +61,17 @@ def test_policer_cuts_a_burst_above_its_bucket(bench: Bench, record: dict) -> No
         "allowed_max": hi, "police_before": before, "police_after": stats,
         "max_delay_ms": s.get("max_ms"),
     }  # fmt: skip
-    assert before["sent_pkts"] == 0 and before["dropped"] == 0, before
+    # The filter polices every frame leaving the interface, so a frame that is not the probe's
+    # (CI once saw one of 54 B before the burst) is counted too: compare counters over the
+    # burst, and allow each such frame to have been passed or dropped.
+    seen = stats["sent_pkts"] - before["sent_pkts"]  # act_police counts dropped frames too
+    dropped = stats["dropped"] - before["dropped"]
+    others = seen - n
+    record["tc_policer_burst"]["other_frames"] = others
+    assert 0 <= others <= 5, record
     assert received[:lo].all(), "the bucket's worth at the burst's head must pass"
     assert lo <= received.sum() <= hi, record
-    assert stats["dropped"] == n - received.sum(), record
+    assert n - received.sum() <= dropped <= n - received.sum() + others, record
     assert s["max_ms"] < 20.0, "a policer never queues"
 
 
@@ -73,6 +80,7 @@ def test_policer_holds_its_rate(bench: Bench, record: dict) -> None:
     size = 1000
     pps = 1.5 * POLICER["rate_mbps"] * 1e6 / ((size + FRAME_OVERHEAD_BYTES) * 8)
     with bench.link("tc", up(policer=POLICER), tag="police-rate"):
+        _, before = police_stats(bench)
         p = bench.probe(pps, int(pps * 4), size, tag="police-rate")
         _, stats = police_stats(bench)
     t0, t1 = p.recv_ns.min() + 500_000_000, p.recv_ns.max() - 200_000_000
@@ -80,7 +88,10 @@ def test_policer_holds_its_rate(bench: Bench, record: dict) -> None:
     record["tc_policer_rate"] = {"configured_mbps": POLICER["rate_mbps"], "measured_mbps": got,
                                  "police": stats}  # fmt: skip
     assert 0.85 * POLICER["rate_mbps"] <= got <= 1.05 * POLICER["rate_mbps"], record
-    assert stats["dropped"] == p.sent - len(p.seq), record
+    others = stats["sent_pkts"] - before["sent_pkts"] - p.sent  # frames not the probe's
+    dropped = stats["dropped"] - before["dropped"]
+    assert 0 <= others <= 20, record
+    assert p.sent - len(p.seq) <= dropped <= p.sent - len(p.seq) + others, record
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
