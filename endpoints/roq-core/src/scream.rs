@@ -1,7 +1,7 @@
 //! SCReAM (RFC 8298), written from the RFC: a self-clocked congestion window on the RTP
 //! packets (network congestion control, §4.1.2), the RTP queue that packets wait in until the
 //! window and the pacer let them out (§4.1.1), and the media rate controller that turns the
-//! window's state into the encoder's target bitrate (§4.1.2.4). Pure: time is `now_us`
+//! window's state into the encoder's target bitrate (§4.1.3). Pure: time is `now_us`
 //! (µs, any origin); feedback is a list of (extended RTP sequence number, arrival time in the
 //! receiver's clock or None); the one-way delay's clock offset cancels in the base delay.
 //!
@@ -10,23 +10,32 @@
 //!   autocorrelation weighting of its 20-sample history is not applied;
 //! - the queue-delay target is fixed at QDELAY_TARGET_LO (no raise towards QDELAY_TARGET_HI
 //!   against competing loss-based flows);
-//! - outside fast increase and below the delay target the rate grows additively by
-//!   `ramp_up_speed_t × interval × scale_t × off_target / 4` (assumption: a cautious increase
-//!   between fast increase and holding), above it the target is capped at the current rate
-//!   less the pre-congestion guard; the RFC's `delta_rate_t` with TX_QUEUE_SIZE_FACTOR is not
-//!   used;
+//! - outside fast increase, §4.1.3's delta_rate_t is read as SCReAM's C++ code computes it,
+//!   the measured rate less the guard and the RTP queue *minus the target* (the RFC's
+//!   pseudocode omits the last term, and without it the target grows by the full ramp every
+//!   interval whatever the delay: in virtual time it then sat above the 1 Mbit/s link and
+//!   failed to back off); a positive change is applied as the RFC limits it (× scale_t, at
+//!   most ramp_up_speed_t × interval); a negative one only while the queue-delay trend is at
+//!   or above QDELAY_TREND_LO (assumption: the C++ code's every-interval fall to the measured
+//!   rate widened the target's swing in virtual time, 5-95 % 0.27-0.86 Mbit/s vs 0.63-0.85
+//!   with key frames of 10 delta frames);
 //! - the RTP queue's delay is the age of its oldest packet (the RFC divides its size by the
 //!   current rate), and the pacer runs at PACKET_PACING_HEADROOM × target (SCReAM's C++
 //!   implementation; the RFC paces at cwnd / s_rtt);
 //! - `rtp_rate_median` in the media-rate limit is the last interval's media rate.
 //!
-//! As the RFC (§4.1.2.4): fast increase adds `min(RAMP_UP_SPEED, target / 2) × interval ×
+//! As the RFC (§4.1.3): fast increase adds `min(RAMP_UP_SPEED, target / 2) × interval ×
 //! scale_t`, scale_t = ((target − target_bitrate_last_max) / target_bitrate_last_max × 4)²
-//! within [0.2, 1]; the RTP-queue reduction (× TARGET_RATE_SCALE_RTP_QDELAY) applies outside
-//! fast increase only; the target stays below (2 − qdelay_trend_mem) × max(current rate, media
-//! rate). Until 2026-11-25 the RTP-queue rule ran in fast increase too and scale_t read
-//! 4·x²: with key frames that held the target near the dip's rate for 30 s after it
-//! (tests/scream_virtual_time.rs, `recovers_after_the_dip_with_key_frames`).
+//! within [0.2, 1]; target_bitrate_last_max is set at every congestion event (loss, or the
+//! delay trend reaching QDELAY_TREND_LO more than one s_rtt after the previous detection);
+//! the RTP-queue reduction (× TARGET_RATE_SCALE_RTP_QDELAY) applies outside fast increase
+//! only; the target stays below (2 − qdelay_trend_mem) × max(current rate, media rate).
+//! Until 2026-11-25 the RTP-queue rule ran in fast increase too and scale_t read 4·x²: with
+//! key frames that held the target near the dip's rate for 30 s after it
+//! (tests/scream_virtual_time.rs, `recovers_after_the_dip_with_key_frames`). Until
+//! 2026-11-26 only the congestion that ended fast increase set target_bitrate_last_max, and
+//! outside fast increase the target grew by `ramp × scale_t × off_target / 4` (an assumption)
+//! instead of §4.1.3's delta_rate_t (`increase_is_limited_after_a_congestion_event_and_recovers`).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -46,6 +55,8 @@ pub const PRE_CONGESTION_GUARD: f64 = 0.1;
 pub const RTP_QDELAY_TH_US: u64 = 20_000;
 pub const TARGET_RATE_SCALE_RTP_QDELAY: f64 = 0.95;
 pub const T_RESUME_FAST_INCREASE_US: u64 = 5_000_000;
+/// RFC 8298 §4.1.1: TX_QUEUE_SIZE_FACTOR, the RTP queue's weight in the rate change (1.0).
+pub const TX_QUEUE_SIZE_FACTOR: f64 = 1.0;
 pub const BASE_OWD_HIST_SIZE: usize = 10; // one-minute buckets
 pub const PACKET_PACING_HEADROOM: f64 = 1.25;
 pub const RATE_PACE_MIN_BPS: f64 = 50_000.0;
@@ -99,6 +110,7 @@ pub struct Scream {
     // state
     pub in_fast_increase: bool,
     last_congestion_us: u64,
+    congestion_seen: Option<u64>,
     last_loss_event_us: Option<u64>,
     loss_since_adjust: bool,
     highest_acked: Option<u64>,
@@ -131,6 +143,7 @@ impl Scream {
             srtt_us: 0.0,
             in_fast_increase: true,
             last_congestion_us: 0,
+            congestion_seen: None,
             last_loss_event_us: None,
             loss_since_adjust: false,
             highest_acked: None,
@@ -149,6 +162,11 @@ impl Scream {
         self.target_bps
     }
 
+    /// RFC 8298 §4.1.3's target_bitrate_last_max: the target at the last congestion event.
+    pub fn target_bitrate_last_max_bps(&self) -> f64 {
+        self.target_last_max_bps
+    }
+
     pub fn bytes_in_flight(&self) -> u64 {
         self.bytes_in_flight
     }
@@ -162,6 +180,11 @@ impl Scream {
         self.queue
             .front()
             .map_or(0, |&(_, _, t)| now_us.saturating_sub(t))
+    }
+
+    /// RFC 8298 §4.1.3's rtp_queue_size: the RTP queue's size in bits.
+    fn rtp_queue_bits(&self) -> f64 {
+        self.queue.iter().map(|&(_, b, _)| b as f64 * 8.0).sum()
     }
 
     /// Packets discarded from the RTP queue since the last call (the encoder should then
@@ -310,10 +333,19 @@ impl Scream {
         }
     }
 
+    /// Congestion detected (a loss event, or the queue-delay trend at or above
+    /// QDELAY_TREND_LO). RFC 8298 §4.1.3: "The target_bitrate_last_max is updated when
+    /// congestion is detected": at every congestion event, not only the one that ends fast
+    /// increase. An event is detection more than one smoothed RTT after the previous
+    /// detection (§4.1.2.1 reduces the window at most once per RTT); a congestion that lasts
+    /// (detected at every feedback) is one event, and records the target at its onset.
     fn congestion(&mut self, now_us: u64) {
-        if self.in_fast_increase {
+        let rtt = self.srtt_us.max(10_000.0) as u64;
+        let new_event = self.congestion_seen.is_none_or(|t| now_us > t + rtt);
+        if new_event {
             self.target_last_max_bps = self.target_bps;
         }
+        self.congestion_seen = Some(now_us);
         self.in_fast_increase = false;
         self.last_congestion_us = now_us;
     }
@@ -372,7 +404,7 @@ impl Scream {
         let rate_media = std::mem::take(&mut self.bytes_enqueued_interval) as f64 * 8.0 / dt_s;
         let current = rate_transmit.max(rate_ack);
         let mut t = self.target_bps;
-        // §4.1.2.4: ramp_up_speed_t and scale_t, the slow-down near the rate of the last
+        // §4.1.3: ramp_up_speed_t and scale_t, the slow-down near the rate of the last
         // congestion: ((t - last_max) / last_max * 4)^2 within [0.2, 1]
         let ramp = RAMP_UP_SPEED_BPS.min(t / 2.0) * interval_s;
         let scale = if self.target_last_max_bps > 0.0 {
@@ -386,21 +418,27 @@ impl Scream {
         } else if self.in_fast_increase {
             t += ramp * scale;
         } else {
-            if self.qdelay_trend >= QDELAY_TREND_LO {
-                let s = ((self.qdelay_trend - QDELAY_TREND_LO) / (1.0 - QDELAY_TREND_LO))
-                    .clamp(0.0, 1.0);
-                t = t.min(current * (1.0 - PRE_CONGESTION_GUARD * s));
-            } else {
-                let off_target = (QDELAY_TARGET_LO_US - self.qdelay_us) / QDELAY_TARGET_LO_US;
-                t += ramp * scale * off_target.max(0.0) / 4.0;
+            // §4.1.3, not in fast increase: delta_rate_t = current_rate_t × (1 −
+            // PRE_CONGESTION_GUARD × qdelay_trend) − TX_QUEUE_SIZE_FACTOR × rtp_queue_size,
+            // minus the target (SCReAM's C++ code; the RFC's pseudocode leaves it out, see the
+            // module's deviations). A positive change is limited near target_bitrate_last_max
+            // (× scale_t) and to ramp_up_speed_t × RATE_ADJUST_INTERVAL; a negative one is
+            // applied while the delay trend says congestion (assumption, module docs).
+            let delta = current * (1.0 - PRE_CONGESTION_GUARD * self.qdelay_trend)
+                - TX_QUEUE_SIZE_FACTOR * self.rtp_queue_bits()
+                - t;
+            if delta > 0.0 {
+                t += (delta * scale).min(ramp);
+            } else if self.qdelay_trend >= QDELAY_TREND_LO {
+                t += delta;
             }
-            // §4.1.2.4: outside fast increase only, an RTP queue older than RTP_QDELAY_TH
+            // §4.1.3: outside fast increase only, an RTP queue older than RTP_QDELAY_TH
             // forces a slight reduction
             if self.rtp_queue_delay_us(now_us) > RTP_QDELAY_TH_US {
                 t *= TARGET_RATE_SCALE_RTP_QDELAY;
             }
         }
-        // §4.1.2.4: the target stays within (2 - qdelay_trend_mem) x what is measured to be
+        // §4.1.3: the target stays within (2 - qdelay_trend_mem) x what is measured to be
         // sent or produced (rtp_rate_median: assumption, the interval's media rate stands in)
         let limit = current.max(rate_media) * (2.0 - self.qdelay_trend_mem);
         if limit > 0.0 {

@@ -175,7 +175,7 @@ fn ramps_up_backs_off_on_queue_delay_and_recovers() {
 /// Key frames of 6 and 10 delta frames (x264 on the scenario's source sends I frames several
 /// times its P frames): each one keeps the RTP queue older than RTP_QDELAY_TH for a while.
 /// Before the fix the RTP-queue rule (x 0.95) ran in fast increase too, against RFC 8298
-/// §4.1.2.4, and with the mistyped slow-down near the last congestion's rate (4·x² instead of
+/// §4.1.3, and with the mistyped slow-down near the last congestion's rate (4·x² instead of
 /// (4·x)²) it held the target at 0.33-0.51 Mbit/s for the 30 s after the dip.
 #[test]
 fn recovers_after_the_dip_with_key_frames() {
@@ -257,4 +257,103 @@ fn growing_queue_delay_ends_fast_increase_and_halves_the_target() {
         cwnd_peak
     );
     assert!(sc.target_bitrate_bps() < target_low / 2.0);
+}
+
+/// RFC 8298 §4.1.3: target_bitrate_last_max is "updated when congestion is detected", and
+/// every increase, in fast increase or not, is scaled by scale_t = ((target − last_max) /
+/// last_max × 4)² within [0.2, 1] (outside fast increase also capped at ramp_up_speed_t ×
+/// RATE_ADJUST_INTERVAL). Five loss events a second apart take the target down from its
+/// fast-increase peak; until 2026-11-26 only the first (the one that ended fast increase) set
+/// last_max, so near the last event's rate scale_t was 1 and the target ramped at full speed
+/// straight back into the rate that had just congested. Here: right after the last event the
+/// increments are at most 0.2 × the ramp, and they grow back to the full ramp once the target
+/// is 25 % above it (virtual time, an uncongested path with a 100 ms round trip).
+#[test]
+fn increase_is_limited_after_a_congestion_event_and_recovers() {
+    let mut sc = Scream::new(ScreamConfig {
+        min_bitrate_bps: 100_000.0,
+        max_bitrate_bps: 2_000_000.0,
+        start_bitrate_bps: 300_000.0,
+    });
+    let (mut seq, mut t, mut credit) = (0u64, 0u64, 0.0f64);
+    let mut pending: VecDeque<(u64, Feedback)> = VecDeque::new();
+    let mut events = Vec::new(); // (t, target at the event, last_max after it)
+    let mut samples = Vec::new(); // (t, target, in fast increase)
+    while t < 30_000_000 {
+        if (4..=8).any(|k| t == k * 1_000_000) {
+            let before = sc.target_bitrate_bps();
+            sc.on_loss(t);
+            events.push((t, before, sc.target_bitrate_last_max_bps()));
+        }
+        credit += sc.target_bitrate_bps() * 0.01 / 8.0 / 1000.0;
+        while credit >= 1.0 {
+            credit -= 1.0;
+            sc.enqueue(t, seq, 1000);
+            seq += 1;
+        }
+        let mut sent = Vec::new();
+        for sub in 0..10 {
+            while let Transmit::Send { seq, .. } = sc.poll_transmit(t + sub * 1_000) {
+                sent.push(seq);
+            }
+        }
+        // constant 50 ms one way: no queue, no delay signal
+        let fb: Feedback = sent.iter().map(|&s| (s, Some(t + 50_000))).collect();
+        pending.push_back((t + 100_000, fb));
+        while pending.front().is_some_and(|(at, _)| *at <= t) {
+            let (at, fb) = pending.pop_front().unwrap();
+            sc.on_feedback(at, &fb);
+        }
+        samples.push((t, sc.target_bitrate_bps(), sc.in_fast_increase));
+        t += 10_000;
+    }
+    // every event records the target it hit (not only the first, which ended fast increase)
+    assert_eq!(events.len(), 5);
+    for &(at, before, last_max) in &events {
+        assert!(
+            (last_max - before).abs() < 1.0,
+            "last_max {last_max} vs target {before} at {at} µs"
+        );
+    }
+    let (t_last, _, last_max) = events[4];
+    assert!(
+        last_max < 0.8 * events[0].1,
+        "the events took the target down: {last_max} vs {}",
+        events[0].1
+    );
+    let full = |target: f64| 200_000.0f64.min(target / 2.0) * 0.2; // ramp × interval
+    let steps: Vec<(u64, f64, f64, bool)> = samples
+        .windows(2)
+        .filter(|w| w[1].1 > w[0].1 && w[0].0 > t_last + 300_000)
+        .map(|w| (w[1].0, w[0].1, w[1].1 - w[0].1, w[1].2))
+        .collect();
+    // near the last event's rate (within 10 %: scale_t = 0.2) the increase is limited
+    let near: Vec<_> = steps
+        .iter()
+        .filter(|s| (s.1 - last_max).abs() < 0.1 * last_max)
+        .collect();
+    assert!(!near.is_empty(), "no increase near last_max");
+    for s in &near {
+        assert!(
+            s.2 <= 0.2 * full(s.1) * 1.001,
+            "increase {} at {} µs from {} (last_max {last_max}): more than 0.2 x {}",
+            s.2,
+            s.0,
+            s.1,
+            full(s.1)
+        );
+    }
+    // and recovers: fast increase resumes and, 25 % above last_max, ramps at full speed
+    let far: Vec<_> = steps
+        .iter()
+        .filter(|s| s.3 && s.1 > 1.25 * last_max)
+        .collect();
+    assert!(!far.is_empty(), "never got 25 % above last_max {last_max}");
+    assert!(
+        far.iter().any(|s| s.2 > 0.9 * full(s.1)),
+        "no full-speed increase after recovery: {:?}",
+        &far[..far.len().min(5)]
+    );
+    let end = samples.last().unwrap().1;
+    assert!(end > 1.3 * last_max, "target {end} vs last_max {last_max}");
 }
