@@ -202,8 +202,11 @@ def markdown(
                 if row["n_runs"] == 0:
                     cells.append(f"— (0; {row['n_excluded']} excl.)")
                     continue
-                c = f"{_fmt(row['value'])} [{_fmt(row['ci_low'])}, {_fmt(row['ci_high'])}]"
-                c += f" ({row['n_runs']}"
+                lo, hi, n = float(row["ci_low"]), float(row["ci_high"]), int(row["n_runs"])
+                if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+                    c = f"{_fmt(row['value'])} (n={n}, no CI"  # analysis.stats.bootstrap_ci
+                else:
+                    c = f"{_fmt(row['value'])} [{_fmt(lo)}, {_fmt(hi)}] ({n}"
                 c += f"; {row['n_excluded']} excl.)" if row["n_excluded"] else ")"
                 cells.append(c)
             for s in compared:

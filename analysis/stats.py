@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 N_RESAMPLES = 10_000
@@ -17,23 +19,35 @@ def bootstrap_ci(
 ) -> tuple[float, float, float, int]:
     """(mean, ci_low, ci_high, n) of the finite values: a percentile bootstrap of the mean
     over runs (resample the n runs with replacement n_resamples times; the interval is the
-    (1−level)/2 and (1+level)/2 quantiles of the resampled means). One value: low = high =
-    value. No value: NaN, n = 0. Deterministic: the RNG is seeded per call, so the interval
-    does not depend on which other groups were computed before."""
+    (1−level)/2 and (1+level)/2 quantiles of the resampled means). Fewer than two values:
+    no interval, NaN bounds (one run has no spread to resample; a zero-width interval would
+    claim a certainty it does not have); the mean is the value, or NaN with n = 0. Tables
+    print that case with `ci_text`. Deterministic: the RNG is seeded per call, so the
+    interval does not depend on which other groups were computed before."""
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
     n = len(v)
+    nan = float("nan")
     if n == 0:
-        nan = float("nan")
         return nan, nan, nan, 0
     mean = float(v.mean())
-    if n == 1 or np.all(v == v[0]):
+    if n == 1:
+        return mean, nan, nan, 1
+    if np.all(v == v[0]):
         return mean, mean, mean, n
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, n, size=(n_resamples, n))
     means = v[idx].mean(axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return mean, float(lo), float(hi), n
+
+
+def ci_text(lo: float, hi: float, n: int, fmt: str = ".3g") -> str:
+    """A confidence interval as tables print it: `[lo, hi]`, or `(n=1, no CI)` when there is
+    none (fewer than two runs, `bootstrap_ci`'s NaN bounds)."""
+    if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"(n={n}, no CI)"
+    return f"[{lo:{fmt}}, {hi:{fmt}}]"
 
 
 def bootstrap_ci_rows(

@@ -15,7 +15,7 @@ from analysis.figures import make_figures
 from analysis.logs import AnalysisError, read_linkem_stats
 from analysis.metrics import read_metrics, run_metrics
 from analysis.show import show
-from analysis.stats import bootstrap_ci, bootstrap_ci_rows
+from analysis.stats import bootstrap_ci, bootstrap_ci_rows, ci_text
 from analysis.tables import write_tables
 from priolab.workloads.rise.logs import read_log_csv
 from priolab.workloads.rise.synthetic import T0_US, SynthRun, run_path, write_run
@@ -126,10 +126,21 @@ def test_bootstrap_ci_contains_mean_and_is_deterministic():
     assert min(v) <= lo and hi <= max(v)
     assert bootstrap_ci(v) == (mean, lo, hi, n)
     assert bootstrap_ci(v, seed=7) != (mean, lo, hi, n)  # the seed is what fixes it
-    assert bootstrap_ci([2.5]) == (2.5, 2.5, 2.5, 1)
-    assert bootstrap_ci([2.0, float("nan")]) == (2.0, 2.0, 2.0, 1)
+    # one run: the mean, but no interval (NaN bounds), not a zero-width one
+    m1, lo1, hi1, n1 = bootstrap_ci([2.5])
+    assert (m1, n1) == (2.5, 1) and math.isnan(lo1) and math.isnan(hi1)
+    m1, lo1, hi1, n1 = bootstrap_ci([2.0, float("nan")])
+    assert (m1, n1) == (2.0, 1) and math.isnan(lo1) and math.isnan(hi1)
+    assert bootstrap_ci([3.0, 3.0]) == (3.0, 3.0, 3.0, 2)  # two runs alike: a real zero width
     m, lo, hi, n = bootstrap_ci([])
     assert n == 0 and math.isnan(m) and math.isnan(lo) and math.isnan(hi)
+
+
+def test_ci_text_prints_no_interval_for_one_run():
+    assert ci_text(1.0, 2.0, 2, ".2f") == "[1.00, 2.00]"
+    _, lo, hi, n = bootstrap_ci([0.8])
+    assert ci_text(lo, hi, n) == "(n=1, no CI)"
+    assert ci_text(float("nan"), float("nan"), 0) == "(n=0, no CI)"
 
 
 def test_bootstrap_ci_rows_per_row():
@@ -177,6 +188,22 @@ def test_summary_columns_values_and_exclusions(tree: Path):
     assert "nopri ÷ pri" in md
     ex = pd.read_csv(tree / "exclusions.csv")
     assert list(ex["path"]) == ["FB-4K-Low/pri/moderate/r3"]
+
+
+def test_summary_md_says_one_run_has_no_ci(tmp_path: Path):
+    """One run per scheme: summary.csv leaves the bounds empty (NaN) and summary.md says
+    "n=1, no CI" instead of a zero-width interval."""
+    for k, scheme in enumerate(SCHEMES):
+        r = SynthRun(scenario="t", setting="FB-4K-Low", scheme=scheme, speed="moderate", rep=1,
+                     seed=k + 1, duration_s=2.0)  # fmt: skip
+        write_run(run_path(tmp_path, r), r)
+    aggregate(tmp_path / "t")
+    s = pd.read_csv(tmp_path / "t" / "summary.csv")
+    row = s[(s["metric"] == "mtp_p95_ms") & (s["scheme"] == SCHEMES[0])].iloc[0]
+    assert row["n_runs"] == 1 and math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
+    md = (tmp_path / "t" / "summary.md").read_text()
+    assert "(n=1, no CI)" in md
+    assert "[" not in md.split("## Excluded runs")[0].split("|---")[-1]
 
 
 def test_two_speeds_encode_setting_slash_speed(tmp_path: Path):

@@ -295,9 +295,9 @@ def test_regime_table_lists_every_setting_with_its_valid_and_invalid_runs(
     row = next(r for r in text.splitlines() if r.startswith("| map/L0.2-Q1 |"))
     cells = [c.strip() for c in row.split("|")[1:-1]]
     assert cells[1].startswith("window-limited (transport-limited 97 %")
-    assert cells[2].startswith("400 [300, 500] → 40 [40, 40]")
+    assert cells[2].startswith("400 [300, 500] → 40 (n=1, no CI)")  # one pri run: no CI
     assert cells[3].startswith("10 [")  # 400 / 40
-    assert cells[4] == "0 [0, 0] → 5 [5, 5]"
+    assert cells[4] == "0 [0, 0] → 5 (n=1, no CI)"
     assert cells[6] == "2+1"
     assert cells[7] == "1: CPU saturated (1)"
     q4 = next(r for r in text.splitlines() if r.startswith("| map/Q4 |"))

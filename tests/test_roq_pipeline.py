@@ -103,7 +103,7 @@ def test_ssim_table_gives_one_run_no_interval(scenario: Path) -> None:
     two = t[t["scheme"] == "udp-scream"].iloc[0]
     assert two["runs"] == 2 and two["ci_low"] < two["ci_high"]
     md = (scenario / "ssim_table.md").read_text()
-    assert "(one run: no CI)" in md and md.count("(one run: no CI)") == 1
+    assert "(n=1, no CI)" in md and md.count("(n=1, no CI)") == 1
 
 
 def test_capacity_line_reads_a_trace_named_relative_to_scenarios(tmp_path: Path) -> None:

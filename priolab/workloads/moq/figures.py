@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.figures import save
-from analysis.stats import bootstrap_ci, bootstrap_ci_rows
+from analysis.stats import bootstrap_ci, bootstrap_ci_rows, ci_text
 from priolab.workloads.logs import numeric_key
 from priolab.workloads.moq.analysis import (
     BUDGETS_MS,
@@ -154,7 +154,7 @@ def _cell(vals: list[float], fmt: str = ".3f") -> tuple[str, float, float, float
     mean, lo, hi, n = bootstrap_ci(vals)
     if n == 0:
         return "—", mean, lo, hi, n
-    return f"{mean:{fmt}} [{lo:{fmt}}, {hi:{fmt}}] ({n})", mean, lo, hi, n
+    return f"{mean:{fmt}} {ci_text(lo, hi, n, fmt)} ({n})", mean, lo, hi, n
 
 
 def _otdr_table(data: dict, settings: list[str], schemes: list[str], scenario_dir: Path) -> None:

@@ -21,7 +21,7 @@ import pandas as pd
 
 import analysis.aggregate as agg
 from analysis.figures import save
-from analysis.stats import bootstrap_ci
+from analysis.stats import bootstrap_ci, ci_text
 from priolab.workloads.qpr.analysis import OBJECTS_TABLE, RANKS, SEGMENTS_TABLE, tables
 
 TABLE_METRICS = [("freezes", ".1f"), ("freeze_total_s", ".2f"), ("played_pct", ".1f"),
@@ -35,7 +35,7 @@ def _tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _cell(vals: list[float], fmt: str) -> str:
     mean, lo, hi, n = bootstrap_ci(vals)
-    return "—" if n == 0 else f"{mean:{fmt}} [{lo:{fmt}}, {hi:{fmt}}] ({n})"
+    return "—" if n == 0 else f"{mean:{fmt}} {ci_text(lo, hi, n, fmt)} ({n})"
 
 
 def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:

@@ -125,7 +125,10 @@ def _ci_bars(ax: plt.Axes, rows: pd.DataFrame, groups: list[str], group_col: str
             v, lo, hi = (float(r[c].iloc[0]) for c in ("value", "ci_low", "ci_high"))
             x = i - 0.4 + width * (j + 0.5)
             ax.bar(x, v, width, color=pal[h], label=hue_label(h) if i == 0 else None)
-            ax.errorbar(x, v, yerr=[[v - lo], [hi - v]], color="black", capsize=3, lw=1)
+            if math.isfinite(lo) and math.isfinite(hi):  # n=1: no CI (analysis.stats)
+                ax.errorbar(x, v, yerr=[[v - lo], [hi - v]], color="black", capsize=3, lw=1)
+            else:
+                hi = v
             ax.annotate(f"n={int(r['n_runs'].iloc[0])}", (x, hi), ha="center", va="bottom",
                         fontsize=6, xytext=(0, 2), textcoords="offset points")  # fmt: skip
     ax.set_xticks(range(len(groups)))

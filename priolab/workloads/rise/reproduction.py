@@ -316,6 +316,8 @@ def fmt(x: float, digits: int = 3) -> str:
 
 
 def ci(v: tuple[float, float, float]) -> str:
+    if math.isfinite(v[0]) and not (math.isfinite(v[1]) and math.isfinite(v[2])):
+        return f"{fmt(v[0])} (n=1, no CI)"  # bootstrap_ci: fewer than two runs
     return f"{fmt(v[0])} [{fmt(v[1])}, {fmt(v[2])}]"
 
 
@@ -342,6 +344,8 @@ def verdict(c: Claim, v: tuple[float, float, float]) -> str:
         return "undefined (0/0: neither scheme had any)"
     if c.qualitative:
         return "the paper gives no number: compare the value"
+    if math.isnan(a) or math.isnan(b):
+        return "no CI (one run): compare the value"
     if c.upper_bound:
         return (
             "holds (CI below the bound)"

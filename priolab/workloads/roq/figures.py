@@ -24,7 +24,7 @@ import pandas as pd
 
 from analysis.compare import for_scenario
 from analysis.figures import save
-from analysis.stats import bootstrap_ci
+from analysis.stats import bootstrap_ci, ci_text
 from priolab.paths import REPO_ROOT
 from priolab.workloads.logs import numeric_key
 from priolab.workloads.roq.analysis import FRAMES_TABLE, RATE_TABLE
@@ -186,8 +186,6 @@ def ssim_table(
         vals = [m for m in g["ssim_mean"]] if "ssim_mean" in g else []
         mean, lo, hi, n = bootstrap_ci(np.array(vals, dtype=float))
         dec = float(g["decoded_pct"].mean()) if "decoded_pct" in g else math.nan
-        if n < 2:  # one run: no interval (the CSV leaves it empty)
-            lo = hi = math.nan
         rows.append({"scheme": sch, "label": label(sch), "setting": st, "ssim_mean": mean,
                      "ci_low": lo, "ci_high": hi, "runs": n, "decoded_pct": dec,
                      "paper_ssim": PAPER_SSIM.get((str(sch), str(st)), math.nan)})  # fmt: skip
@@ -202,8 +200,7 @@ def ssim_table(
              "|---|---|---|---|---|---|"]  # fmt: skip
     for r in t.itertuples():
         paper = "" if math.isnan(r.paper_ssim) else f"{r.paper_ssim:.2f}"
-        # one run has no spread to show: no interval rather than a zero-width one
-        ci = f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if r.runs > 1 else "(one run: no CI)"
+        ci = ci_text(r.ci_low, r.ci_high, r.runs, ".3f")  # one run: "(n=1, no CI)"
         lines.append(f"| {r.label} | {r.setting} | {r.ssim_mean:.3f} {ci} | {r.runs} | "
                      f"{r.decoded_pct:.1f} | {paper} |")  # fmt: skip
     (scenario_dir / "ssim_table.md").write_text("\n".join(lines) + "\n")
