@@ -307,3 +307,13 @@ def test_regime_table_lists_every_setting_with_its_valid_and_invalid_runs(
     assert "ran N s of N s (1)" in q4_cells[7]
     assert "host: the kernel dropped N UDP datagrams (1)" in q4_cells[7]
     assert q4_cells[7].startswith("2: ")  # two runs, three reasons
+
+
+def test_verdict_without_a_ci_does_not_claim_the_paper_inside_it() -> None:
+    """One run: bootstrap_ci gives NaN bounds; the verdict must not read that as 'inside'."""
+    c = reproduction.Claim(figure="F", text="t", paper=(1.0, 2.0), metric="m", where=("x",),
+                           scheme="")  # fmt: skip
+    nan = float("nan")
+    assert reproduction.verdict(c, (5.0, nan, nan)) == "no CI (one run): compare the value"
+    assert reproduction.verdict(c, (1.5, 1.2, 1.8)) == "paper's value inside the CI"
+    assert reproduction.ci((5.0, nan, nan)).endswith("(n=1, no CI)")
