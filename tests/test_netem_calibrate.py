@@ -85,6 +85,9 @@ def test_probe_plans_every_tool_guest_to_host():
     up = plan(tool="udpprobe", pps=200, count=1000, load_mbps=50, idle_s=1.0)
     assert list(up) == ["load-server", "load-client", "udpprobe-recv", "udpprobe-send"]
     assert up["udpprobe-recv"].start_delay_s == 1.0  # the load's queue settles first
+    # the load is paced in 100 µs ticks, not iperf3's 1 ms bursts (the probe would queue behind)
+    load = up["load-client"].argv
+    assert load[load.index("--pacing-timer") + 1] == "100"
     assert "/run/probe.npz" in up["udpprobe-recv"].argv
     assert list(plan(tool="udpprobe")) == ["udpprobe-recv", "udpprobe-send"]
 

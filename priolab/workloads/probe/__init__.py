@@ -7,7 +7,11 @@ Guest → Host, one of three probes (their programs stay where they are):
   reads it), for rates iperf3 cannot offer;
 - `udpprobe`: paced, sequence-numbered, send-time-stamped datagrams (netem/udpprobe.py) whose
   receiver stores every arrival with the kernel's receive stamp (`probe.npz`), optionally
-  behind a background load of iperf3 UDP (`load_mbps`).
+  behind a background load of iperf3 UDP (`load_mbps`), paced in ticks of
+  `LOAD_PACING_TIMER_US` (iperf3's default 1 ms tick sends 50 Mbit/s as bursts of ~4.5 frames,
+  and a probe packet behind such a burst waits in the model's queue: queueing the model owes,
+  which the delay-error figure would count as the emulator's error; netem/README.md "How the
+  bound was chosen").
 
 `priolab calibrate` (calibrate.py) plans a series of these runs on one Mininet network through
 the engine and reads them with analysis.py; a scenario may run one too (`workload.kind: probe`).
@@ -28,6 +32,9 @@ from priolab.workloads.base import ProcessSpec, RunContext
 PAYLOAD_BYTES = 1400
 FRAME_OVERHEAD_BYTES = 8 + 20 + 14  # UDP + IPv4 + Ethernet: rates are counted on the wire
 SERVER_BIND_S = 0.3
+LOAD_PACING_TIMER_US = 100
+"""iperf3 `--pacing-timer` of the background load: at 50 Mbit/s one 1442-byte frame is due every
+0.23 ms, so a 100 µs tick sends them one by one instead of in 1 ms bursts."""
 """A receiver is started this long before its sender (assumption: binding a UDP or TCP
 socket takes well under 0.3 s; the calibrator has always used it)."""
 LOAD_SETTLE_S = 1.0
@@ -115,7 +122,8 @@ class Probe:
                 ProcessSpec("load-server", pair.host, ["iperf3", "-s", "-1", "-p", str(p.port)]),
                 ProcessSpec("load-client", pair.guest,
                             ["iperf3", "-c", pair.host_ip, "-p", str(p.port), "-u", "-b",
-                             f"{bps:.0f}", "-l", str(PAYLOAD_BYTES), "-t",
+                             f"{bps:.0f}", "-l", str(PAYLOAD_BYTES), "--pacing-timer",
+                             str(LOAD_PACING_TIMER_US), "-t",
                              num(p.count / p.pps + 3)], start_delay_s=SERVER_BIND_S),
             ]  # fmt: skip
             lead = LOAD_SETTLE_S
