@@ -129,3 +129,19 @@ def test_capacity_line_reads_a_trace_relative_to_the_runs_scenario_folder(tmp_pa
     cap = _capacity(tmp_path)
     assert cap is not None
     assert list(cap["rate_mbps"])[:2] == [1.0, 0.25]
+
+
+def test_a_run_that_decoded_nothing_scores_every_frame_black(tmp_path: Path) -> None:
+    """decoded.y empty (no picture decoded, a real outcome with a competing stream): the run
+    is scored, every frame against black, not an analysis error."""
+    src, luma = _source(tmp_path)
+    run = tmp_path / "roq-rfc8867" / "d50" / "trivial" / "default" / "r1"
+    _write_run(run, "trivial", set(range(8)), src, luma)
+    assert (run / "guest" / "decoded.y").stat().st_size == 0
+    m = run_metrics(run)["metrics"]
+    assert m["decoded_pct"] == 0.0
+    black = np.zeros((H, W), dtype=np.uint8)
+    from priolab.workloads.roq.quality import ssim
+
+    expect = np.mean([ssim(luma[i % N], black) for i in range(8)])
+    assert m["ssim_mean"] == pytest.approx(expect, abs=1e-6)

@@ -65,6 +65,8 @@ def align(sent_ts: np.ndarray, decoded_ts: np.ndarray) -> np.ndarray:
     """For each sent timestamp, the index (into `decoded_ts`) of the picture on screen: the
     last decoded picture with timestamp ≤ it; −1 if none yet. `decoded_ts` in decode order
     (increasing; a repeated timestamp keeps its last picture)."""
+    if len(decoded_ts) == 0:  # nothing decoded: nothing on screen, ever
+        return np.full(len(sent_ts), -1, dtype=np.int64)
     order = np.argsort(decoded_ts, kind="stable")
     ts = decoded_ts[order]
     pos = np.searchsorted(ts, sent_ts, side="right") - 1
@@ -89,7 +91,11 @@ def score_frames(
             pic = decoded_luma[j] if j >= 0 else black
             cache[key] = (ssim(pic, source_luma[s]), psnr_db(pic, source_luma[s]))
         ssims[k], psnrs[k] = cache[key]
-    shown_ts = np.where(shown >= 0, decoded_ts[np.maximum(shown, 0)], -1)
+    shown_ts = (
+        np.where(shown >= 0, decoded_ts[np.maximum(shown, 0)], -1)
+        if len(decoded_ts)
+        else np.full(len(sent_ts), -1, dtype=np.int64)
+    )
     return pd.DataFrame(
         {
             "decoded": np.isin(sent_ts, decoded_ts),
@@ -104,6 +110,8 @@ def _luma(path: Path, w: int, h: int) -> np.ndarray:
     n = path.stat().st_size
     if n % (w * h):
         raise RoqLogError(f"{path}: {n} bytes is not a whole number of {w}x{h} luma planes")
+    if n == 0:  # nothing decoded (mmap refuses an empty file): every frame is scored as black
+        return np.zeros((0, h, w), dtype=np.uint8)
     return np.memmap(path, dtype=np.uint8, mode="r").reshape(-1, h, w)
 
 
