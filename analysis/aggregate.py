@@ -184,7 +184,7 @@ def markdown(
         "",
         f"{len(runs)} run(s) found, {n_valid} valid, {len(runs) - n_valid} excluded. "
         f"Value = mean over valid runs; [low, high] = 95 % percentile bootstrap CI over runs "
-        f"({N_RESAMPLES} resamples, seed {SEED}; one run: low = high = value); "
+        f"({N_RESAMPLES} resamples, seed {SEED}; one run: (n=1, no CI), no interval); "
         "(n) = runs with a value. — = no data.",
         "",
         *(header or []),

@@ -59,7 +59,8 @@ def bootstrap_ci_rows(
     """(mean, ci_low, ci_high) per row of a (rows × runs) array, NaN = no value: the same
     percentile bootstrap over runs as `bootstrap_ci`, vectorised over rows (one set of
     resampled run indices for all rows; NaNs are left out of each resampled mean). A row
-    with one value: low = high = value; with none: NaN."""
+    with one value: low = high = value (unlike `bootstrap_ci`, whose n < 2 gives NaN bounds;
+    these rows feed figure bands, not tables); with none: NaN."""
     import warnings
 
     v = np.asarray(values, dtype=np.float64)
