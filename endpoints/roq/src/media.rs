@@ -236,6 +236,9 @@ mod tests {
         while let Some(p) = d.pull(Duration::from_millis(200)) {
             pictures.push(p.pts_ns / 40_000_000);
         }
-        assert!(pictures.first() == Some(&50) && pictures.iter().any(|&k| k >= 110), "{pictures:?}");
+        assert!(
+            pictures.first() == Some(&50) && pictures.iter().any(|&k| k >= 110),
+            "{pictures:?}"
+        );
     }
 }
