@@ -1,10 +1,19 @@
-"""A real `qpr` run in Mininet hosts over the (rescaled) driving 5G trace with 5 % bursty
-Gilbert-Elliott loss on the downlink, Q0 (every object on reliable streams) and Q100 (every
-object as datagrams): both sessions run their whole duration through the loss, Q0 delivers
-every object whole (retransmissions), Q100 loses object data (no retransmission) and carries
-on. The throughput of both is printed: seeds/002 Fig. 15 has Q100 well above Q0 (+125 % at
-5 %); here the two are within a few percent of each other (workload README, "What was
-measured"), so the test does not assert an order the implementation does not show."""
+"""Real `qpr` runs in Mininet hosts over the (rescaled) driving 5G trace with 5 % bursty
+Gilbert-Elliott loss on the downlink (scenarios/qpr-paths.yaml, 12 s each): Q0 (every object
+on reliable streams) and Q100 (every object as datagrams) on the three unreliable paths.
+
+- Every session runs its whole duration through the loss; Q0 delivers every object whole
+  (retransmissions), Q100 loses object data (no retransmission) and carries on.
+- `loss_blind_connection` (the datagrams on a second connection whose Cubic is not cut on
+  loss, seeds/002 §III-C): Q100 keeps more throughput than Q0 (seeds/002 Fig. 15: +125 % at
+  5 %). This is the assertion the shared path fails: there quinn cuts the one window on every
+  lost packet and Q100 ≈ Q0 (workload README, "What was measured").
+- `fixed_window_connection` (the window stays at the initial window, 2400 bytes here: the
+  driving trace's lowest rate 0.4 Mbit/s × 20 ms, raised to quinn's minimum): its datagram
+  connection ends with that window, and no segment comes faster than a window per round
+  trip (a window that grew would break it).
+- `shared` Q100 is run and printed beside them, not ordered: the two are within a few percent
+  of each other there."""
 
 from __future__ import annotations
 
@@ -23,7 +32,7 @@ pytestmark = [needs_root, pytest.mark.netns]
 
 QPR = Path(os.environ.get("PRIOLAB_QPR", REPO / "target" / "release" / "qpr"))
 LINKEM = REPO / "target" / "release" / "linkem"
-SCENARIO = REPO / "scenarios" / "qpr-quick.yaml"
+SCENARIO = REPO / "scenarios" / "qpr-paths.yaml"
 
 
 @pytest.fixture(autouse=True)
@@ -64,18 +73,33 @@ def _run(sc: Path, scheme: str, out: Path) -> dict[str, float]:
     return run_analysis(out, duration_s=12)
 
 
-def test_q0_and_q100_run_through_bursty_loss(tmp_path: Path) -> None:
+def test_q100_keeps_more_throughput_than_q0_through_bursty_loss(tmp_path: Path) -> None:
     sc = _scenario(tmp_path)
-    q0 = _run(sc, "q0", tmp_path / "q0")
-    q100 = _run(sc, "q100", tmp_path / "q100")
-    print(f"per-segment throughput mean (Mbit/s): q0 {q0['throughput_mean_mbps']:.2f}, "
-          f"q100 {q100['throughput_mean_mbps']:.2f}; freezes q0 {q0['freezes']:.0f}, "
-          f"q100 {q100['freezes']:.0f}; lost packets q0 {q0['lost_packets']:.0f}, "
-          f"q100 {q100['lost_packets']:.0f}")  # fmt: skip
-    for m in (q0, q100):
-        assert m["segments"] >= 5  # the session went on
-        assert m["lost_packets"] > 0  # the loss model acted
+    schemes = ("q0", "q100", "q100-lossblind", "q100-fixed")
+    m = {s: _run(sc, s, tmp_path / s) for s in schemes}
+    for s in schemes:
+        print(f"{s}: per-segment throughput mean {m[s]['throughput_mean_mbps']:.2f} Mbit/s, "
+              f"segments {m[s]['segments']:.0f}, freezes {m[s]['freezes']:.0f}, "
+              f"objects incomplete {m[s]['objects_incomplete_pct']:.0f} %, "
+              f"decodable quality rank 1 {m[s]['decodable_quality_rank1_mean']:.2f}, "
+              f"lost packets {m[s]['lost_packets']:.0f}")  # fmt: skip
+    q0, lossblind, fixed = m["q0"], m["q100-lossblind"], m["q100-fixed"]
+    for s in schemes:
+        assert m[s]["segments"] >= 3, s  # the session went on
+        assert m[s]["lost_packets"] > 0, s  # the loss model acted
     assert q0["objects_incomplete_pct"] == 0  # reliable: every byte arrives
-    assert q100["unreliable_bytes_lost_pct"] > 0  # datagrams are not retransmitted
-    for m in (q0, q100):
-        assert m["throughput_mean_mbps"] > 0.5  # Mbit/s: far above a stalled session
+    for s in schemes[1:]:
+        assert m[s]["unreliable_bytes_lost_pct"] > 0, s  # datagrams are not retransmitted
+    for s in ("q0", "q100", "q100-lossblind"):
+        assert m[s]["throughput_mean_mbps"] > 0.5, s  # Mbit/s: far above a stalled session
+    # The datagrams' own connection lost packets and its controller kept sending.
+    for s in ("q100-lossblind", "q100-fixed"):
+        assert m[s]["unreliable_conn_lost_packets"] > 0, s
+    # seeds/002 Fig. 15: Q100 above Q0 at 5 % loss. The margin, 1.2, is far below the 1.86
+    # a patched quinn measured with the same response (workload README) and far above the
+    # shared path's 0.94-1.06.
+    assert lossblind["throughput_mean_mbps"] > 1.2 * q0["throughput_mean_mbps"]
+    # The fixed window: 2400 bytes per round trip of at least 20 ms is 0.96 Mbit/s.
+    host = json.loads((tmp_path / "q100-fixed" / "host" / "summary.json").read_text())
+    assert host["unreliable_conn_cwnd_bytes_at_end"] == 2400
+    assert fixed["throughput_mean_mbps"] < 0.96

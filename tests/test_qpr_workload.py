@@ -80,6 +80,15 @@ def test_metrics_known_answers(scenario: Path) -> None:
     assert m["lost_packets"] == 7
     m0 = run_metrics(scenario / "driving-loss5" / "q0" / "default" / "r1")["metrics"]
     assert m0["unreliable_bytes_lost_pct"] is None  # nothing unreliable: NaN → null
+    assert m["unreliable_conn_lost_packets"] is None  # the shared path: one connection
+    # a second-connection path: the server's packets are counted over both connections
+    run = scenario / "driving-loss5" / "q100" / "default" / "r2"
+    (run / "host" / "summary.json").write_text(json.dumps({
+        "lost_packets": 7, "sent_packets": 100, "unreliable_conn_lost_packets": 30,
+        "unreliable_conn_sent_packets": 900}))  # fmt: skip
+    m2 = run_metrics(run)["metrics"]
+    assert (m2["lost_packets"], m2["sent_packets"]) == (37, 1000)
+    assert m2["unreliable_conn_lost_packets"] == 30
 
 
 def test_aggregate_figures_and_freeze_table(scenario: Path) -> None:
@@ -138,16 +147,32 @@ def test_plan_and_parameters(tmp_path: Path) -> None:
         QprParams(q_pct=60)
     with pytest.raises(ValueError):
         QprParams(scale=0)
+    # the unreliable path: both sides get it; shared unless chosen
+    assert a[a.index("--unreliable-path") + 1] == "shared" == b[b.index("--unreliable-path") + 1]
+    fw = QprParams(q_pct=100, unreliable_path="fixed_window_connection",
+                   initial_window=InitialWindow(lowest_rate_mbps=6.3, rtt_ms=20))  # fmt: skip
+    for s in w.plan(fw, ctx):
+        assert s.argv[s.argv.index("--unreliable-path") + 1] == "fixed-window-connection"
+    with pytest.raises(ValueError, match="initial_window, which is not set"):
+        QprParams(unreliable_path="fixed_window_connection")
+    with pytest.raises(ValueError, match="transport h2 has no datagrams"):
+        QprParams(transport="h2", q_pct=0, unreliable_path="loss_blind_connection")
 
 
-@pytest.mark.parametrize("name", ["qpr-5g.yaml", "qpr-quick.yaml"])
+@pytest.mark.parametrize("name", ["qpr-5g.yaml", "qpr-quick.yaml", "qpr-paths.yaml"])
 def test_scenarios_valid_and_initial_window_from_the_trace(name: str) -> None:
     from priolab.scenario import expand, load
 
     path = REPO / "scenarios" / name
     runs = expand(load(path), path)
     assert {r.params.q_pct for r in runs} >= {0, 50, 100}  # type: ignore[attr-defined]
-    assert {r.params.transport for r in runs} == {"quic", "h2"}  # type: ignore[attr-defined]
+    transports = {r.params.transport for r in runs}  # type: ignore[attr-defined]
+    paths = {r.params.unreliable_path for r in runs}  # type: ignore[attr-defined]
+    if name == "qpr-paths.yaml":  # every unreliable path, against reliable QUIC
+        assert transports == {"quic"}
+        assert paths == {"shared", "fixed_window_connection", "loss_blind_connection"}
+    else:
+        assert transports == {"quic", "h2"} and paths == {"shared"}
     for r in runs:
         trace = r.link.downlink.trace  # type: ignore[union-attr]
         scale = r.params.scale  # type: ignore[attr-defined]

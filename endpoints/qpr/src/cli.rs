@@ -8,9 +8,10 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
 use qpr::scene::Scene;
+use qpr::unreliable::{FixedWindowConfig, LossBlindConfig, UnreliablePath};
 use qpr::viewport::Geometry;
-use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
-use quinn::VarInt;
+use quinn::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
+use quinn::{TransportConfig, VarInt};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
@@ -24,6 +25,27 @@ pub enum TransportArg {
     Quic,
     /// HTTP/2 over one TCP connection, every object reliable (the baseline; --q-pct 0)
     H2,
+}
+
+/// How the unreliable objects travel (qpr::unreliable::UnreliablePath).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PathArg {
+    /// datagrams on the one connection, under its controller (quinn's loss response)
+    Shared,
+    /// datagrams on a second connection whose window stays at --initial-window-bytes
+    FixedWindowConnection,
+    /// datagrams on a second connection under --cc without its loss response
+    LossBlindConnection,
+}
+
+impl PathArg {
+    pub fn path(self) -> UnreliablePath {
+        match self {
+            PathArg::Shared => UnreliablePath::Shared,
+            PathArg::FixedWindowConnection => UnreliablePath::FixedWindowConnection,
+            PathArg::LossBlindConnection => UnreliablePath::LossBlindConnection,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -82,11 +104,15 @@ pub struct Args {
     /// Player: after an object's end-of-data, wait this long for datagrams still on the way.
     #[arg(long, default_value_t = 5.0)]
     pub eod_grace_ms: f64,
-    /// Server: congestion controller's initial window (bytes); 0 = quinn's default.
+    /// Server: congestion controller's initial window (bytes), and the window of
+    /// --unreliable-path fixed-window-connection; 0 = quinn's default.
     #[arg(long, default_value_t = 0)]
     pub initial_window_bytes: u64,
     #[arg(long, value_enum, default_value_t = Cc::Cubic)]
     pub cc: Cc,
+    /// Both: where the datagrams travel (the two sides must agree).
+    #[arg(long, value_enum, default_value_t = PathArg::Shared)]
+    pub unreliable_path: PathArg,
     /// TLS key log (SSLKEYLOGFILE format).
     #[arg(long)]
     pub keylog: Option<PathBuf>,
@@ -137,6 +163,12 @@ impl Args {
                 self.q_pct
             );
         }
+        if self.role == RoleArg::Server
+            && self.unreliable_path == PathArg::FixedWindowConnection
+            && self.initial_window_bytes == 0
+        {
+            bail!("--unreliable-path fixed-window-connection needs --initial-window-bytes > 0");
+        }
         if self.buffer_segments == 0 {
             bail!("--buffer-segments 0: allowed >= 1");
         }
@@ -157,12 +189,8 @@ impl Args {
         }
     }
 
-    pub fn setup(&self) -> Result<quicsetup::Setup> {
-        let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
-        t.max_concurrent_bidi_streams(VarInt::from_u32(1 << 16));
-        t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BYTES));
-        t.datagram_send_buffer_size(DATAGRAM_SEND_BYTES);
+    /// The configured controller (--cc, --initial-window-bytes).
+    fn controller(&self) -> Arc<dyn ControllerFactory + Send + Sync> {
         let iw = self.initial_window_bytes;
         match self.cc {
             Cc::Cubic => {
@@ -170,23 +198,52 @@ impl Args {
                 if iw > 0 {
                     c.initial_window(iw);
                 }
-                t.congestion_controller_factory(Arc::new(c))
+                Arc::new(c)
             }
             Cc::Newreno => {
                 let mut c = NewRenoConfig::default();
                 if iw > 0 {
                     c.initial_window(iw);
                 }
-                t.congestion_controller_factory(Arc::new(c))
+                Arc::new(c)
             }
             Cc::Bbr => {
                 let mut c = BbrConfig::default();
                 if iw > 0 {
                     c.initial_window(iw);
                 }
-                t.congestion_controller_factory(Arc::new(c))
+                Arc::new(c)
             }
+        }
+    }
+
+    fn transport(&self, cc: Arc<dyn ControllerFactory + Send + Sync>) -> Result<TransportConfig> {
+        let idle = Duration::from_secs_f64(self.idle_timeout_s);
+        let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
+        t.max_concurrent_bidi_streams(VarInt::from_u32(1 << 16));
+        t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BYTES));
+        t.datagram_send_buffer_size(DATAGRAM_SEND_BYTES);
+        t.congestion_controller_factory(cc);
+        Ok(t)
+    }
+
+    /// The transport of the datagram connection (server side; None on the shared path):
+    /// as the first connection's, with the controller of --unreliable-path.
+    pub fn datagram_transport(&self) -> Result<Option<Arc<TransportConfig>>> {
+        let cc: Arc<dyn ControllerFactory + Send + Sync> = match self.unreliable_path.path() {
+            UnreliablePath::Shared => return Ok(None),
+            UnreliablePath::FixedWindowConnection => Arc::new(FixedWindowConfig {
+                window: self.initial_window_bytes,
+            }),
+            UnreliablePath::LossBlindConnection => Arc::new(LossBlindConfig {
+                inner: self.controller(),
+            }),
         };
+        Ok(Some(Arc::new(self.transport(cc)?)))
+    }
+
+    pub fn setup(&self) -> Result<quicsetup::Setup> {
+        let t = self.transport(self.controller())?;
         let who = match self.role {
             RoleArg::Server => "qpr server",
             RoleArg::Player => "qpr player",

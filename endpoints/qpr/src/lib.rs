@@ -8,6 +8,7 @@ pub mod abr;
 pub mod playout;
 pub mod scene;
 pub mod split;
+pub mod unreliable;
 pub mod viewport;
 pub mod wire;
 

@@ -11,10 +11,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
-use clap::Parser;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, ValueEnum};
 use quicsetup::summary::{quoted, write_summary};
-use quinn::{ConnectionError, VarInt};
+use quinn::{Connection, ConnectionError, Endpoint, VarInt};
+use tokio::time::Instant;
 
 use cli::{Args, RoleArg, TransportArg};
 
@@ -46,6 +47,46 @@ fn path_fields(conn: &quinn::Connection) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The path figures of the datagram connection (a second-connection unreliable path),
+/// prefixed `unreliable_conn_`; nothing on the shared path.
+fn dgram_path_fields(
+    conn: &quinn::Connection,
+    dgram: &quinn::Connection,
+) -> Vec<(&'static str, String)> {
+    if dgram.stable_id() == conn.stable_id() {
+        return vec![];
+    }
+    let s = dgram.stats();
+    vec![
+        (
+            "unreliable_conn_lost_packets",
+            s.path.lost_packets.to_string(),
+        ),
+        (
+            "unreliable_conn_sent_packets",
+            s.path.sent_packets.to_string(),
+        ),
+        (
+            "unreliable_conn_congestion_events",
+            s.path.congestion_events.to_string(),
+        ),
+        ("unreliable_conn_udp_bytes_sent", s.udp_tx.bytes.to_string()),
+        (
+            "unreliable_conn_udp_bytes_received",
+            s.udp_rx.bytes.to_string(),
+        ),
+        ("unreliable_conn_cwnd_bytes_at_end", s.path.cwnd.to_string()),
+    ]
+}
+
+fn path_name(args: &Args) -> String {
+    let v = args
+        .unreliable_path
+        .to_possible_value()
+        .expect("no skipped variants");
+    quoted(&v.get_name().replace('-', "_"))
+}
+
 async fn run(args: &Args) -> Result<u8> {
     std::fs::create_dir_all(&args.log_dir)
         .with_context(|| format!("creating {}", args.log_dir.display()))?;
@@ -53,24 +94,12 @@ async fn run(args: &Args) -> Result<u8> {
         return run_h2(args).await;
     }
     let setup = args.setup()?;
+    let deadline = tokio::time::Instant::now() + setup.limit;
     let connected = match args.role {
-        RoleArg::Server => {
-            let bind = args.bind.ok_or_else(|| anyhow!("--bind is required"))?;
-            let cert_out = args
-                .cert_out
-                .as_deref()
-                .ok_or_else(|| anyhow!("--cert-out"))?;
-            quicsetup::accept_one(&setup, bind, cert_out).await?
-        }
-        RoleArg::Player => {
-            let addr = args
-                .connect
-                .ok_or_else(|| anyhow!("--connect is required"))?;
-            let cert = args.cert.as_deref().ok_or_else(|| anyhow!("--cert"))?;
-            quicsetup::connect(&setup, addr, cert).await?
-        }
+        RoleArg::Server => connect_server(args, &setup, deadline).await?,
+        RoleArg::Player => connect_player(args, &setup, deadline).await?,
     };
-    let (endpoint, conn) = match connected {
+    let (endpoint, conn, dgram) = match connected {
         Ok(c) => c,
         Err(quicsetup::ConnectTimeout(why)) => {
             eprintln!("qpr: no connection: {why}");
@@ -81,7 +110,7 @@ async fn run(args: &Args) -> Result<u8> {
     let code = match args.role {
         RoleArg::Server => {
             let counts = Arc::new(server::Counts::default());
-            let why = server::run(&conn, args.scene(), counts.clone()).await;
+            let why = server::run(&conn, &dgram, args.scene(), counts.clone()).await;
             let (code, reason) = match &why {
                 ConnectionError::ApplicationClosed(c) if c.error_code == CLOSE_DONE => {
                     (0, "peer_closed")
@@ -95,6 +124,7 @@ async fn run(args: &Args) -> Result<u8> {
             let mut f = vec![
                 ("role", quoted("server")),
                 ("transport", quoted("quic")),
+                ("unreliable_path", path_name(args)),
                 ("exit_reason", quoted(reason)),
                 (
                     "initial_window_bytes",
@@ -107,16 +137,18 @@ async fn run(args: &Args) -> Result<u8> {
                 ("unreliable_bytes", c(&counts.unreliable_bytes)),
             ];
             f.extend(path_fields(&conn));
+            f.extend(dgram_path_fields(&conn, &dgram));
             write_summary(&args.log_dir, &f)?;
             code
         }
         RoleArg::Player => {
             let grace = Duration::from_secs_f64(args.eod_grace_ms / 1e3);
-            let o = match player::Fetcher::quic(&conn, grace).await {
+            let o = match player::Fetcher::quic(&conn, &dgram, grace).await {
                 Ok(f) => player::run(args, f).await,
                 Err(e) => Err(e),
             };
-            let lost = conn.close_reason();
+            let lost = conn.close_reason().or_else(|| dgram.close_reason());
+            dgram.close(CLOSE_DONE, b"done");
             conn.close(CLOSE_DONE, b"done");
             let o = match o {
                 Ok(o) => o,
@@ -143,16 +175,80 @@ async fn run(args: &Args) -> Result<u8> {
             let mut f = vec![
                 ("role", quoted("player")),
                 ("transport", quoted("quic")),
+                ("unreliable_path", path_name(args)),
                 ("exit_reason", quoted(reason)),
             ];
             f.extend(player_fields(args, &o));
             f.extend(path_fields(&conn));
+            f.extend(dgram_path_fields(&conn, &dgram));
             write_summary(&args.log_dir, &f)?;
             code
         }
     };
     let _ = tokio::time::timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
     Ok(code)
+}
+
+/// The endpoint, the first connection and the connection the datagrams go on.
+type Conns = std::result::Result<(Endpoint, Connection, Connection), quicsetup::ConnectTimeout>;
+
+/// Server: the first connection, then on a second-connection unreliable path the player's
+/// second connection from the same address, under the datagram transport.
+async fn connect_server(args: &Args, setup: &quicsetup::Setup, deadline: Instant) -> Result<Conns> {
+    let bind = args.bind.ok_or_else(|| anyhow!("--bind is required"))?;
+    let cert_out = args
+        .cert_out
+        .as_deref()
+        .ok_or_else(|| anyhow!("--cert-out"))?;
+    let (ep, conn, sc) = match quicsetup::accept_first(setup, bind, cert_out).await? {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some(transport) = args.datagram_transport()? else {
+        return Ok(Ok((ep, conn.clone(), conn)));
+    };
+    let mut sc = sc;
+    sc.transport_config(transport);
+    let dgram = match quicsetup::accept_next(&ep, Some(Arc::new(sc)), deadline, setup).await? {
+        Ok(d) => d,
+        Err(e) => return Ok(Err(e)),
+    };
+    if dgram.remote_address() != conn.remote_address() {
+        bail!(
+            "the datagram connection came from {}, the first from {}",
+            dgram.remote_address(),
+            conn.remote_address()
+        );
+    }
+    Ok(Ok((ep, conn, dgram)))
+}
+
+/// Player: the first connection, then on a second-connection unreliable path a second one
+/// from the same socket (same 5-tuple) once the first is up, so the server sees it second.
+async fn connect_player(args: &Args, setup: &quicsetup::Setup, deadline: Instant) -> Result<Conns> {
+    let addr = args
+        .connect
+        .ok_or_else(|| anyhow!("--connect is required"))?;
+    let cert = args.cert.as_deref().ok_or_else(|| anyhow!("--cert"))?;
+    let (ep, conn) = match quicsetup::connect(setup, addr, cert).await? {
+        Ok(c) => c,
+        Err(e) => return Ok(Err(e)),
+    };
+    if !args.unreliable_path.path().second_connection() {
+        return Ok(Ok((ep, conn.clone(), conn)));
+    }
+    let connecting = ep
+        .connect(addr, quicsetup::tls::SERVER_NAME)
+        .with_context(|| format!("connecting the datagram connection to {addr}"))?;
+    match tokio::time::timeout_at(deadline, connecting).await {
+        Err(_) => Ok(Err(quicsetup::ConnectTimeout(format!(
+            "no datagram connection to {addr} by the time limit"
+        )))),
+        Ok(Err(e)) => Ok(Err(quicsetup::ConnectTimeout(format!(
+            "the datagram connection to {addr}: {e}"
+        )))),
+        Ok(Ok(d)) => Ok(Ok((ep, conn, d))),
+    }
 }
 
 fn player_fields(args: &Args, o: &player::Outcome) -> Vec<(&'static str, String)> {

@@ -148,6 +148,8 @@ async fn read_datagrams(conn: Connection, sh: Arc<Shared>) -> u64 {
 pub enum Fetcher {
     Quic {
         conn: Connection,
+        /// the connection the datagrams come on (`conn`, or the second connection)
+        dgram: Connection,
         control: SendStream,
         sh: Arc<Shared>,
         grace: Duration,
@@ -156,8 +158,9 @@ pub enum Fetcher {
 }
 
 impl Fetcher {
-    /// Opens the control stream and starts the datagram and end-of-data readers.
-    pub async fn quic(conn: &Connection, grace: Duration) -> Result<Fetcher> {
+    /// Opens the control stream on `conn` and starts the end-of-data reader and the
+    /// datagram reader on `dgram` (`conn` itself on the shared path).
+    pub async fn quic(conn: &Connection, dgram: &Connection, grace: Duration) -> Result<Fetcher> {
         let (mut control, control_recv) =
             conn.open_bi().await.context("opening the control stream")?;
         control.write_all(HELLO).await?;
@@ -166,9 +169,10 @@ impl Fetcher {
             notify: Notify::new(),
         });
         tokio::spawn(read_control(control_recv, sh.clone()));
-        tokio::spawn(read_datagrams(conn.clone(), sh.clone()));
+        tokio::spawn(read_datagrams(dgram.clone(), sh.clone()));
         Ok(Fetcher::Quic {
             conn: conn.clone(),
+            dgram: dgram.clone(),
             control,
             sh,
             grace,
@@ -177,7 +181,10 @@ impl Fetcher {
 
     fn closed(&self) -> Option<String> {
         match self {
-            Fetcher::Quic { conn, .. } => conn.close_reason().map(|r| format!("{r}")),
+            Fetcher::Quic { conn, dgram, .. } => conn
+                .close_reason()
+                .or_else(|| dgram.close_reason())
+                .map(|r| format!("{r}")),
             Fetcher::H2(c) => c.closed(),
         }
     }

@@ -1,6 +1,7 @@
-//! The segment server (seeds/002 Fig. 9): one connection; the first bidirectional stream the
-//! player opens is the control stream (unreliable requests in, end-of-data out), every other
-//! one carries one reliable request and its response.
+//! The segment server (seeds/002 Fig. 9): the first bidirectional stream the player opens is
+//! the control stream (unreliable requests in, end-of-data out), every other one carries one
+//! reliable request and its response. The datagrams go on `dgram`: the same connection, or
+//! the second one of a second-connection unreliable path (qpr::unreliable).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -26,8 +27,13 @@ fn payload() -> Bytes {
     Bytes::from(vec![0u8; 64 << 10])
 }
 
-/// Serves until the connection ends; returns how it ended.
-pub async fn run(conn: &Connection, scene: Scene, counts: Arc<Counts>) -> quinn::ConnectionError {
+/// Serves until the connection ends; returns how it ended. Datagrams go on `dgram`.
+pub async fn run(
+    conn: &Connection,
+    dgram: &Connection,
+    scene: Scene,
+    counts: Arc<Counts>,
+) -> quinn::ConnectionError {
     let mut control_seen = false;
     loop {
         let (send, mut recv) = match conn.accept_bi().await {
@@ -37,9 +43,9 @@ pub async fn run(conn: &Connection, scene: Scene, counts: Arc<Counts>) -> quinn:
         let counts = counts.clone();
         if !control_seen {
             control_seen = true;
-            let c = conn.clone();
+            let d = dgram.clone();
             tokio::spawn(async move {
-                if let Err(e) = control(&c, send, recv, scene, &counts).await {
+                if let Err(e) = control(&d, send, recv, scene, &counts).await {
                     eprintln!("qpr server: control stream: {e:#}");
                 }
             });
@@ -77,6 +83,7 @@ async fn reliable(mut send: SendStream, r: Request, scene: Scene, counts: &Count
     Ok(())
 }
 
+/// The control stream; `conn` is the connection the datagrams go on.
 async fn control(
     conn: &Connection,
     mut send: SendStream,
@@ -117,6 +124,9 @@ async fn control(
         }
         // The end-of-data goes out once every datagram has left quinn's queue, so it
         // follows them on the path (seeds/002 §III-C: the end on the reliable control stream).
+        // With a second connection too: both connections share the server's one UDP socket
+        // and the one link queue, and the datagrams are in packets handed to that socket
+        // before the end-of-data is written on the first connection.
         while conn.datagram_send_buffer_space() < empty {
             tokio::time::sleep(Duration::from_micros(500)).await;
         }

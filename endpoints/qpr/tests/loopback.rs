@@ -15,14 +15,23 @@ fn scratch(name: &str) -> PathBuf {
     proctest::scratch("qs-qpr", name)
 }
 
-/// A 3 s session at `q` over `transport`; content at 2 % of Table 2 (≤ 0.35 MB per
-/// segment), so loopback's socket buffers hold a whole segment.
-fn session(q: &str, transport: &str) -> (Table, Table, String, String) {
-    let dir = scratch(&format!("{transport}{q}"));
+/// A 3 s session at `q` over `transport` and `--unreliable-path path`; content at 2 % of
+/// Table 2 (≤ 0.35 MB per segment), so loopback's socket buffers hold a whole segment.
+fn session(q: &str, transport: &str, path: &str) -> (Table, Table, String, String) {
+    let dir = scratch(&format!("{transport}{q}{path}"));
     let bind = format!("127.0.0.1:{}", free_port());
     let cert = dir.join("cert.der");
     let (sl, pl) = (dir.join("server"), dir.join("player"));
-    let common = ["--scale", "0.02", "--seed", "5", "--transport", transport];
+    let common = [
+        "--scale",
+        "0.02",
+        "--seed",
+        "5",
+        "--transport",
+        transport,
+        "--unreliable-path",
+        path,
+    ]; // fmt: skip
     let mut sa = vec![
         "--role",
         "server",
@@ -74,7 +83,7 @@ fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
 #[test]
 fn q0_and_q100_sessions_follow_the_split_and_log_every_object() {
     for (q, reliable) in [("0", "1"), ("100", "0")] {
-        let (segs, objs, player, server) = session(q, "quic");
+        let (segs, objs, player, server) = session(q, "quic", "shared");
         assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
         assert!(
             server.contains("\"exit_reason\": \"peer_closed\""),
@@ -125,9 +134,55 @@ fn q0_and_q100_sessions_follow_the_split_and_log_every_object() {
     }
 }
 
+/// A number field of a summary.json text.
+fn field(summary: &str, key: &str) -> Option<f64> {
+    let at = summary.find(&format!("\"{key}\": "))? + key.len() + 4;
+    let rest = &summary[at..];
+    let end = rest.find([',', '\n', '}']).unwrap_or(rest.len());
+    rest[..end].trim().parse().ok()
+}
+
+#[test]
+fn a_second_connection_carries_the_datagrams_under_its_own_window() {
+    for path in ["fixed-window-connection", "loss-blind-connection"] {
+        let (segs, objs, player, server) = session("50", "quic", path);
+        let name = path.replace('-', "_");
+        assert!(
+            server.contains(&format!("\"unreliable_path\": \"{name}\"")),
+            "{server}"
+        );
+        assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
+        assert!(
+            server.contains("\"exit_reason\": \"peer_closed\""),
+            "{server}"
+        );
+        assert!(segs.len() >= 3, "{path}: {} segments", segs.len());
+        for o in &objs {
+            if o["reliable"] == "1" {
+                assert_eq!(o["received_bytes"], o["size_bytes"]);
+            } else {
+                assert!(num(o, "datagrams_expected") >= 1.0);
+            }
+        }
+        // The unreliable bytes went on the second connection: it sent at least their
+        // payload, the first at least the reliable objects'.
+        let unrel = field(&server, "unreliable_bytes").unwrap();
+        let rel = field(&server, "reliable_bytes").unwrap();
+        assert!(unrel > 0.0 && rel > 0.0, "{server}");
+        let sent2 = field(&server, "unreliable_conn_udp_bytes_sent").expect("second connection");
+        let sent1 = field(&server, "udp_bytes_sent").unwrap();
+        assert!(sent2 >= unrel && sent2 < unrel * 1.2 + 1e5, "{server}");
+        assert!(sent1 >= rel && sent1 < rel * 1.2 + 1e5, "{server}");
+        let cwnd2 = field(&server, "unreliable_conn_cwnd_bytes_at_end").unwrap();
+        if path == "fixed-window-connection" {
+            assert_eq!(cwnd2, 12000.0, "{server}");
+        }
+    }
+}
+
 #[test]
 fn the_http2_baseline_fetches_every_object_reliably() {
-    let (segs, objs, player, server) = session("0", "h2");
+    let (segs, objs, player, server) = session("0", "h2", "shared");
     assert!(player.contains("\"transport\": \"h2\""), "{player}");
     assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
     assert!(
@@ -170,6 +225,8 @@ fn bad_arguments_and_a_missing_server_give_their_exit_codes() {
     let (c, err) = with(&["--transport", "h2", "--q-pct", "50"]);
     assert_eq!(c, 2, "{err}");
     let (c, err) = with(&["--scale", "0"]);
+    assert_eq!(c, 2, "{err}");
+    let (c, err) = with(&["--unreliable-path", "sideways"]);
     assert_eq!(c, 2, "{err}");
     let (c, err) = with(&["--connect-timeout-s", "0.3"]);
     assert_eq!(c, 4, "{err}");

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
-use quinn::{Connection, Endpoint, IdleTimeout, TransportConfig, VarInt};
+use quinn::{Connection, Endpoint, IdleTimeout, ServerConfig, TransportConfig, VarInt};
 use rustls::pki_types::CertificateDer;
 use tokio::time::{timeout, Instant};
 
@@ -91,24 +91,59 @@ impl Setup {
 
 /// Server: listen on `bind`, write the certificate to `cert_out`, accept one client.
 pub async fn accept_one(setup: &Setup, bind: SocketAddr, cert_out: &Path) -> Result<Connected> {
+    Ok(accept_first(setup, bind, cert_out)
+        .await?
+        .map(|(ep, conn, _)| (ep, conn)))
+}
+
+/// As [`accept_one`], and also the endpoint's server configuration (its certificate), from
+/// which [`accept_next`] can accept a further connection with another transport.
+pub async fn accept_first(
+    setup: &Setup,
+    bind: SocketAddr,
+    cert_out: &Path,
+) -> Result<std::result::Result<(Endpoint, Connection, ServerConfig), ConnectTimeout>> {
     let (cert, key) = tls::self_signed()?;
     let crypto = tls::server_crypto(cert.clone(), key, setup.keylog()?, setup.alpn)?;
     let mut sc = quinn::ServerConfig::with_crypto(crypto);
     sc.transport_config(setup.transport.clone());
-    let ep = udpbuf::endpoint(bind, Some(sc), &setup.who)
+    let ep = udpbuf::endpoint(bind, Some(sc.clone()), &setup.who)
         .with_context(|| format!("listening on {bind}"))?;
     tls::write_cert_atomically(cert_out, &cert)?;
-    let who = &setup.who;
-    eprintln!("{who}: listening on {}", ep.local_addr()?);
-    let limit = setup.limit;
-    let deadline = Instant::now() + limit;
+    eprintln!("{}: listening on {}", setup.who, ep.local_addr()?);
+    let deadline = Instant::now() + setup.limit;
+    Ok(accept_next(&ep, None, deadline, setup)
+        .await?
+        .map(|conn| (ep, conn, sc)))
+}
+
+/// Server: the next client on `ep` by `deadline`, under `config` if given (else the
+/// endpoint's own server configuration); a failed handshake is logged and waited past.
+pub async fn accept_next(
+    ep: &Endpoint,
+    config: Option<Arc<ServerConfig>>,
+    deadline: Instant,
+    setup: &Setup,
+) -> Result<std::result::Result<Connection, ConnectTimeout>> {
+    let (who, limit) = (&setup.who, setup.limit);
     loop {
         let incoming = match tokio::time::timeout_at(deadline, ep.accept()).await {
             Err(_) => return Ok(Err(ConnectTimeout(format!("no peer within {limit:?}")))),
             Ok(None) => return Err(anyhow!("endpoint closed while accepting")),
             Ok(Some(i)) => i,
         };
-        match tokio::time::timeout_at(deadline, incoming).await {
+        let connecting = match &config {
+            None => incoming.accept(),
+            Some(c) => incoming.accept_with(c.clone()),
+        };
+        let connecting = match connecting {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("{who}: refused an incoming connection ({e}); still waiting");
+                continue;
+            }
+        };
+        match tokio::time::timeout_at(deadline, connecting).await {
             Err(_) => {
                 return Ok(Err(ConnectTimeout(format!(
                     "handshake not done within {limit:?}"
@@ -116,7 +151,7 @@ pub async fn accept_one(setup: &Setup, bind: SocketAddr, cert_out: &Path) -> Res
             }
             Ok(Ok(conn)) => {
                 eprintln!("{who}: peer {} connected", conn.remote_address());
-                return Ok(Ok((ep, conn)));
+                return Ok(Ok(conn));
             }
             Ok(Err(e)) => eprintln!("{who}: a handshake failed ({e}); still waiting"),
         }

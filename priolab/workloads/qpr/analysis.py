@@ -17,7 +17,10 @@ Metrics (metrics.json): per-segment throughput `throughput_mean_mbps`, `_median_
 `playout.rs`), beside them `segments` and `played_pct` (media played / duration): a run that
 stops delivering has few freezes but a low `played_pct`; per rank r = 1..4
 `quality_rank<r>_mean` and `decodable_quality_rank<r>_mean`; `objects_incomplete_pct`,
-`unreliable_bytes_lost_pct` (NaN when nothing was unreliable); the server's `lost_packets`.
+`unreliable_bytes_lost_pct` (NaN when nothing was unreliable); the server's `lost_packets`
+and `sent_packets` over both its connections (a second-connection unreliable path,
+`unreliable_conn_*` in its summary), and `unreliable_conn_lost_packets` (NaN on the shared
+path).
 """
 
 from __future__ import annotations
@@ -122,8 +125,9 @@ def metrics(
     m["unreliable_bytes_lost_pct"] = (
         100.0 * (1 - float(un["received_bytes"].sum()) / size) if size else math.nan
     )
-    m["lost_packets"] = float(server.get("lost_packets", math.nan))
-    m["sent_packets"] = float(server.get("sent_packets", math.nan))
+    for k in ("lost_packets", "sent_packets"):
+        m[k] = float(server.get(k, math.nan)) + float(server.get(f"unreliable_conn_{k}", 0))
+    m["unreliable_conn_lost_packets"] = float(server.get("unreliable_conn_lost_packets", math.nan))
     return m
 
 

@@ -57,6 +57,12 @@ class QprParams(BaseModel):
         default=5.0, ge=0.0, le=1000.0, description="wait after an end-of-data for datagrams"
     )
     cc: Literal["cubic", "newreno", "bbr"] = "cubic"
+    unreliable_path: Literal["shared", "fixed_window_connection", "loss_blind_connection"] = Field(
+        default="shared",
+        description="datagrams on the one connection under `cc` (quinn's loss response), or "
+        "on a second connection whose window stays at `initial_window` or that runs `cc` "
+        "without its loss response (README: unreliable path)",
+    )
     idle_timeout_s: float = Field(default=10.0, gt=0.0, description="seeds/002: 10 s")
     port: int = Field(default=4443, ge=1024, le=65535)
 
@@ -71,6 +77,12 @@ class QprParams(BaseModel):
     def _h2_is_reliable(self) -> QprParams:
         if self.transport == "h2" and self.q_pct != 0:
             raise ValueError(f"q_pct {self.q_pct}: transport h2 is reliable, allowed q_pct 0")
+        if self.transport == "h2" and self.unreliable_path != "shared":
+            raise ValueError(f"unreliable_path {self.unreliable_path}: transport h2 has no "
+                             "datagrams, allowed shared")  # fmt: skip
+        if self.unreliable_path == "fixed_window_connection" and self.initial_window is None:
+            raise ValueError("unreliable_path fixed_window_connection: the fixed window is "
+                             "initial_window, which is not set")  # fmt: skip
         return self
 
 
@@ -99,6 +111,7 @@ class Qpr:
             cert = host_dir / "cert.der"
             common = ["--scale", f"{params.scale:g}", "--seed", str(ctx.seed), "--cc", params.cc,
                       "--transport", params.transport,
+                      "--unreliable-path", params.unreliable_path.replace("_", "-"),
                       "--idle-timeout-s", f"{params.idle_timeout_s:g}"]  # fmt: skip
             server = [
                 binary, "--role", "server", "--bind", f"0.0.0.0:{params.port}",
