@@ -9,9 +9,10 @@ on reliable streams) and Q100 (every object as datagrams) on the three unreliabl
   5 %). This is the assertion the shared path fails: there quinn cuts the one window on every
   lost packet and Q100 ≈ Q0 (workload README, "What was measured").
 - `fixed_window_connection` (the window stays at the initial window, 2400 bytes here: the
-  driving trace's lowest rate 0.4 Mbit/s × 20 ms, raised to quinn's minimum): its datagram
-  connection ends with that window, and no segment comes faster than a window per round
-  trip (a window that grew would break it).
+  driving trace's lowest rate 0.4 Mbit/s × 20 ms, raised to quinn's minimum, and at least
+  two packets of the current MTU): its datagram connection ends with that window, and the
+  segments come no faster than a window per 20 ms round trip (a window that grew would
+  break it).
 - `shared` Q100 is run and printed beside them, not ordered: the two are within a few percent
   of each other there."""
 
@@ -85,7 +86,7 @@ def test_q100_keeps_more_throughput_than_q0_through_bursty_loss(tmp_path: Path) 
               f"lost packets {m[s]['lost_packets']:.0f}")  # fmt: skip
     q0, lossblind, fixed = m["q0"], m["q100-lossblind"], m["q100-fixed"]
     for s in schemes:
-        assert m[s]["segments"] >= 3, s  # the session went on
+        assert m[s]["segments"] >= (2 if s == "q100-fixed" else 5), s  # the session went on
         assert m[s]["lost_packets"] > 0, s  # the loss model acted
     assert q0["objects_incomplete_pct"] == 0  # reliable: every byte arrives
     for s in schemes[1:]:
@@ -99,7 +100,9 @@ def test_q100_keeps_more_throughput_than_q0_through_bursty_loss(tmp_path: Path) 
     # a patched quinn measured with the same response (workload README) and far above the
     # shared path's 0.94-1.06.
     assert lossblind["throughput_mean_mbps"] > 1.2 * q0["throughput_mean_mbps"]
-    # The fixed window: 2400 bytes per round trip of at least 20 ms is 0.96 Mbit/s.
+    # The fixed window: 2400 bytes or two packets of the path's MTU (≤ 1500 bytes), one
+    # window per round trip of at least 20 ms.
     host = json.loads((tmp_path / "q100-fixed" / "host" / "summary.json").read_text())
-    assert host["unreliable_conn_cwnd_bytes_at_end"] == 2400
-    assert fixed["throughput_mean_mbps"] < 0.96
+    window = host["unreliable_conn_cwnd_bytes_at_end"]
+    assert 2400 <= window <= 3000
+    assert fixed["throughput_mean_mbps"] < window * 8 / 0.020 / 1e6

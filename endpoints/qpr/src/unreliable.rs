@@ -41,12 +41,25 @@ impl UnreliablePath {
     }
 }
 
-/// A congestion window that never changes: `window` bytes may be in flight whatever is
-/// acknowledged or lost. Lost packets leave the flight (quinn's loss detection), so a loss
-/// frees room instead of shrinking it.
+/// A congestion window that does not react to acknowledgements or losses: `window` bytes
+/// may be in flight whatever is acknowledged or lost. Lost packets leave the flight (quinn's
+/// loss detection), so a loss frees room instead of shrinking it. It is never below quinn's
+/// own minimum window, two packets of the current MTU (quinn's controllers' rule): with path
+/// MTU discovery a 2400-byte window holds one 1452-byte packet, which the receiver
+/// acknowledges only after its delayed-ACK timer (25 ms), a window per 45 ms instead of 20.
 #[derive(Debug, Clone)]
 pub struct FixedWindow {
-    window: u64,
+    configured: u64,
+    mtu: u16,
+}
+
+impl FixedWindow {
+    pub fn new(window: u64, mtu: u16) -> Self {
+        FixedWindow {
+            configured: window,
+            mtu,
+        }
+    }
 }
 
 impl Controller for FixedWindow {
@@ -59,10 +72,12 @@ impl Controller for FixedWindow {
     ) {
     }
 
-    fn on_mtu_update(&mut self, _new_mtu: u16) {}
+    fn on_mtu_update(&mut self, new_mtu: u16) {
+        self.mtu = new_mtu;
+    }
 
     fn window(&self) -> u64 {
-        self.window
+        self.configured.max(2 * u64::from(self.mtu))
     }
 
     fn clone_box(&self) -> Box<dyn Controller> {
@@ -70,7 +85,7 @@ impl Controller for FixedWindow {
     }
 
     fn initial_window(&self) -> u64 {
-        self.window
+        self.configured
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
@@ -85,10 +100,8 @@ pub struct FixedWindowConfig {
 }
 
 impl ControllerFactory for FixedWindowConfig {
-    fn build(self: Arc<Self>, _now: Instant, _current_mtu: u16) -> Box<dyn Controller> {
-        Box::new(FixedWindow {
-            window: self.window,
-        })
+    fn build(self: Arc<Self>, _now: Instant, current_mtu: u16) -> Box<dyn Controller> {
+        Box::new(FixedWindow::new(self.window, current_mtu))
     }
 }
 
@@ -216,6 +229,17 @@ mod tests {
         assert_eq!(c.window(), 15_000);
         assert_eq!(c.initial_window(), 15_000);
         assert_eq!(c.clone_box().window(), 15_000);
+    }
+
+    #[test]
+    fn the_fixed_window_is_at_least_two_packets_of_the_current_mtu() {
+        let mut c = Arc::new(FixedWindowConfig { window: 2400 }).build(Instant::now(), MTU);
+        assert_eq!(c.window(), 2400);
+        c.on_mtu_update(1452); // path MTU discovery
+        assert_eq!(c.window(), 2904);
+        let sent = rounds(c.as_mut(), 50, 1);
+        assert!(sent.iter().all(|&w| w == 2904), "{sent:?}");
+        assert_eq!(c.initial_window(), 2400);
     }
 
     #[test]
