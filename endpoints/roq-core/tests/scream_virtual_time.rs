@@ -117,6 +117,38 @@ impl Sim {
     }
 }
 
+/// 10 ms of a sender without a bottleneck model: the source offers the target bitrate (10 ms
+/// worth, in 1000-byte packets), SCReAM sends what it allows over ten 1 ms ticks, every packet
+/// arrives `owd_us` after `t`, and its feedback reaches the sender a round trip after `t`;
+/// feedback now due is delivered.
+fn step_10ms(
+    sc: &mut Scream,
+    t: u64,
+    owd_us: u64,
+    seq: &mut u64,
+    credit: &mut f64,
+    pending: &mut VecDeque<(u64, Feedback)>,
+) {
+    *credit += sc.target_bitrate_bps() * 0.01 / 8.0 / 1000.0;
+    while *credit >= 1.0 {
+        *credit -= 1.0;
+        sc.enqueue(t, *seq, 1000);
+        *seq += 1;
+    }
+    let mut sent = Vec::new();
+    for sub in 0..10 {
+        while let Transmit::Send { seq, .. } = sc.poll_transmit(t + sub * 1_000) {
+            sent.push(seq);
+        }
+    }
+    let fb: Feedback = sent.iter().map(|&s| (s, Some(t + owd_us))).collect();
+    pending.push_back((t + 2 * owd_us, fb));
+    while pending.front().is_some_and(|(at, _)| *at <= t) {
+        let (at, fb) = pending.pop_front().unwrap();
+        sc.on_feedback(at, &fb);
+    }
+}
+
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
     let v: Vec<f64> = v.collect();
     v.iter().sum::<f64>() / v.len() as f64
@@ -222,27 +254,7 @@ fn growing_queue_delay_ends_fast_increase_and_halves_the_target() {
             owd += 2_000; // queue delay grows 2 ms per 10 ms: 400 ms after 2 s
         }
         cwnd_peak = f64::max(cwnd_peak, sc.cwnd);
-        // the source offers the target bitrate (10 ms worth, in 1000-byte packets)
-        let n = sc.target_bitrate_bps() * 0.01 / 8.0 / 1000.0;
-        credit += n;
-        while credit >= 1.0 {
-            credit -= 1.0;
-            sc.enqueue(t, seq, 1000);
-            seq += 1;
-        }
-        let mut sent = Vec::new();
-        for sub in 0..10 {
-            while let Transmit::Send { seq, .. } = sc.poll_transmit(t + sub * 1_000) {
-                sent.push(seq);
-            }
-        }
-        // feedback travels: it reaches the sender a round trip later
-        let fb: Vec<(u64, Option<u64>)> = sent.iter().map(|&s| (s, Some(t + owd))).collect();
-        pending.push_back((t + 2 * owd, fb));
-        while pending.front().is_some_and(|(at, _)| *at <= t) {
-            let (at, fb) = pending.pop_front().unwrap();
-            sc.on_feedback(at, &fb);
-        }
+        step_10ms(&mut sc, t, owd, &mut seq, &mut credit, &mut pending);
         t += 10_000;
     }
     assert!(sc.qdelay_us > 200_000.0, "{}", sc.qdelay_us);
@@ -285,25 +297,8 @@ fn increase_is_limited_after_a_congestion_event_and_recovers() {
             sc.on_loss(t);
             events.push((t, before, sc.target_bitrate_last_max_bps()));
         }
-        credit += sc.target_bitrate_bps() * 0.01 / 8.0 / 1000.0;
-        while credit >= 1.0 {
-            credit -= 1.0;
-            sc.enqueue(t, seq, 1000);
-            seq += 1;
-        }
-        let mut sent = Vec::new();
-        for sub in 0..10 {
-            while let Transmit::Send { seq, .. } = sc.poll_transmit(t + sub * 1_000) {
-                sent.push(seq);
-            }
-        }
         // constant 50 ms one way: no queue, no delay signal
-        let fb: Feedback = sent.iter().map(|&s| (s, Some(t + 50_000))).collect();
-        pending.push_back((t + 100_000, fb));
-        while pending.front().is_some_and(|(at, _)| *at <= t) {
-            let (at, fb) = pending.pop_front().unwrap();
-            sc.on_feedback(at, &fb);
-        }
+        step_10ms(&mut sc, t, 50_000, &mut seq, &mut credit, &mut pending);
         samples.push((t, sc.target_bitrate_bps(), sc.in_fast_increase));
         t += 10_000;
     }
