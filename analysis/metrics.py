@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,25 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
             out["analysis"] = info
     (run_dir / rundir.METRICS).write_text(json.dumps(out, indent=2, default=str) + "\n")
     return out
+
+
+def per_run_main(
+    prog: str, description: str | None, report: Callable[[Path], str], argv: list[str] | None
+) -> int:
+    """A diagnostic command over run folders whose metrics.json exists (`prog RUN_DIR ...`):
+    prints `report(run)` for each; exit 2, naming the folder, at the first without one."""
+    ap = argparse.ArgumentParser(prog=prog, description=description)
+    ap.add_argument("runs", type=Path, nargs="+")
+    a = ap.parse_args(argv)
+    for run in a.runs:
+        if not (run / rundir.METRICS).is_file():
+            print(
+                f"error: {run}: no {rundir.METRICS} (run python -m analysis.metrics)",
+                file=sys.stderr,
+            )
+            return 2
+        print(report(run))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

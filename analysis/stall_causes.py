@@ -15,13 +15,13 @@ uses it.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from analysis.metrics import per_run_main
 from priolab.workloads.rise.logs import read_log_csv
 from priolab.workloads.rise.stalls import Window, stall_spans_us
 
@@ -75,17 +75,9 @@ def explain(run_dir: Path) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.stall_causes", description=__doc__)
-    ap.add_argument("runs", type=Path, nargs="+")
-    a = ap.parse_args(argv)
-    for run in a.runs:
-        if not (run / "metrics.json").is_file():
-            print(
-                f"error: {run}: no metrics.json (run python -m analysis.metrics)", file=sys.stderr
-            )
-            return 2
-        print("\n".join(explain(run)))
-    return 0
+    return per_run_main(
+        "python -m analysis.stall_causes", __doc__, lambda run: "\n".join(explain(run)), argv
+    )
 
 
 if __name__ == "__main__":

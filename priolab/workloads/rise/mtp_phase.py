@@ -15,13 +15,13 @@ delay against that phase.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 
+from analysis.metrics import per_run_main
 from priolab.workloads.rise.logs import read_log_csv
 
 
@@ -73,19 +73,7 @@ def line(run_dir: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m priolab.workloads.rise.mtp_phase", description=__doc__
-    )
-    ap.add_argument("runs", type=Path, nargs="+")
-    a = ap.parse_args(argv)
-    for run in a.runs:
-        if not (run / "metrics.json").is_file():
-            print(
-                f"error: {run}: no metrics.json (run python -m analysis.metrics)", file=sys.stderr
-            )
-            return 2
-        print(line(run))
-    return 0
+    return per_run_main("python -m priolab.workloads.rise.mtp_phase", __doc__, line, argv)
 
 
 if __name__ == "__main__":
