@@ -35,20 +35,44 @@ fn main() -> ExitCode {
     quicsetup::run_to_exit("qpr", run(&args))
 }
 
-fn path_fields(conn: &quinn::Connection) -> Vec<(&'static str, String)> {
+/// summary.json's names for [`path_values`], in its order.
+const PATH_KEYS: [&str; 6] = [
+    "lost_packets",
+    "sent_packets",
+    "congestion_events",
+    "udp_bytes_sent",
+    "udp_bytes_received",
+    "cwnd_bytes_at_end",
+];
+/// The same figures of the datagram connection (a second-connection unreliable path).
+const DGRAM_PATH_KEYS: [&str; 6] = [
+    "unreliable_conn_lost_packets",
+    "unreliable_conn_sent_packets",
+    "unreliable_conn_congestion_events",
+    "unreliable_conn_udp_bytes_sent",
+    "unreliable_conn_udp_bytes_received",
+    "unreliable_conn_cwnd_bytes_at_end",
+];
+
+/// A connection's path figures at the end, in [`PATH_KEYS`]' order.
+fn path_values(conn: &quinn::Connection) -> [String; 6] {
     let s = conn.stats();
-    vec![
-        ("lost_packets", s.path.lost_packets.to_string()),
-        ("sent_packets", s.path.sent_packets.to_string()),
-        ("congestion_events", s.path.congestion_events.to_string()),
-        ("udp_bytes_sent", s.udp_tx.bytes.to_string()),
-        ("udp_bytes_received", s.udp_rx.bytes.to_string()),
-        ("cwnd_bytes_at_end", s.path.cwnd.to_string()),
+    [
+        s.path.lost_packets.to_string(),
+        s.path.sent_packets.to_string(),
+        s.path.congestion_events.to_string(),
+        s.udp_tx.bytes.to_string(),
+        s.udp_rx.bytes.to_string(),
+        s.path.cwnd.to_string(),
     ]
 }
 
-/// The path figures of the datagram connection (a second-connection unreliable path),
-/// prefixed `unreliable_conn_`; nothing on the shared path.
+fn path_fields(conn: &quinn::Connection) -> Vec<(&'static str, String)> {
+    PATH_KEYS.into_iter().zip(path_values(conn)).collect()
+}
+
+/// The path figures of the datagram connection, prefixed `unreliable_conn_`; nothing on the
+/// shared path.
 fn dgram_path_fields(
     conn: &quinn::Connection,
     dgram: &quinn::Connection,
@@ -56,27 +80,10 @@ fn dgram_path_fields(
     if dgram.stable_id() == conn.stable_id() {
         return vec![];
     }
-    let s = dgram.stats();
-    vec![
-        (
-            "unreliable_conn_lost_packets",
-            s.path.lost_packets.to_string(),
-        ),
-        (
-            "unreliable_conn_sent_packets",
-            s.path.sent_packets.to_string(),
-        ),
-        (
-            "unreliable_conn_congestion_events",
-            s.path.congestion_events.to_string(),
-        ),
-        ("unreliable_conn_udp_bytes_sent", s.udp_tx.bytes.to_string()),
-        (
-            "unreliable_conn_udp_bytes_received",
-            s.udp_rx.bytes.to_string(),
-        ),
-        ("unreliable_conn_cwnd_bytes_at_end", s.path.cwnd.to_string()),
-    ]
+    DGRAM_PATH_KEYS
+        .into_iter()
+        .zip(path_values(dgram))
+        .collect()
 }
 
 fn path_name(args: &Args) -> String {
