@@ -15,6 +15,7 @@ from analysis.figures import make_figures
 from analysis.metrics import run_metrics
 from priolab.workloads.base import Pair, RunContext
 from priolab.workloads.qpr.workload import InitialWindow, Qpr, QprParams
+from tests.conftest import SHARED_DATA
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = 1_700_000_000_000_000
@@ -159,6 +160,11 @@ def test_plan_and_parameters(tmp_path: Path) -> None:
         QprParams(transport="h2", q_pct=0, unreliable_path="loss_blind_connection")
 
 
+SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
+
+
+# the scenarios name the shared 5G traces, and loading a scenario checks that its files exist
+@pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
 @pytest.mark.parametrize("name", ["qpr-5g.yaml", "qpr-quick.yaml", "qpr-paths.yaml"])
 def test_scenarios_valid_and_initial_window_from_the_trace(name: str) -> None:
     from priolab.scenario import expand, load
