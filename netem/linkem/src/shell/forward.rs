@@ -122,9 +122,16 @@ impl Forwarder {
                 let now = monotonic_ns().saturating_sub(self.epoch_ns);
                 let core = &mut self.core;
                 let epoch = self.epoch_ns;
+                // A stamp is capped at the clock read after recvmmsg returned (every frame it
+                // read was stamped before then), not at `now`: a frame stamped between `now`
+                // and the call would enter the core early and leave before its delay (seen
+                // under TCG as a 25 ms link's minimum of 24.95 ms).
+                let mut read_at: Option<u64> = None;
                 let n = receiver.recv(rx_fd, &mut pool, |frame, wire_len, stamp| {
-                    let at = stamp.map_or(now, |rt| {
-                        rt.wrapping_add(rt_to_mono).saturating_sub(epoch).min(now)
+                    let bound =
+                        *read_at.get_or_insert_with(|| monotonic_ns().saturating_sub(epoch));
+                    let at = stamp.map_or(bound, |rt| {
+                        rt.wrapping_add(rt_to_mono).saturating_sub(epoch).min(bound)
                     });
                     core_now = core_now.max(at);
                     core.enqueue(core_now, frame, wire_len as u64, &mut events);
