@@ -63,6 +63,11 @@ def test_scream_over_quic_backs_off_in_the_dip_and_video_is_decoded(tmp_path: Pa
     assert m["frames_sent"] == 14 * 25
     assert m["decoded_pct"] > 80
     assert m["ssim_mean"] > 0.5
+    # the receiver reports its decoder: every complete frame pushed, no ERROR on its bus,
+    # and the key frames that arrived whole (the sender's first IDR at least)
+    assert m["decoder_errors"] == 0 and m["decoder_stopped"] == 0 and m["no_picture"] == 0
+    assert m["frames_pushed"] >= m["pictures_decoded"] > 0
+    assert 1 <= m["key_frames_complete"] <= m["key_frames_sent"]
     assert not (out / "guest" / "decoded.y").exists()  # replaced by the frames table
     rate = __import__("pandas").read_parquet(out / "tables" / RATE_TABLE)
     before = rate[(rate["time_s"] > 4) & (rate["time_s"] < 7)]["target_bps"].mean()

@@ -28,7 +28,9 @@ def _source(d: Path) -> tuple[Path, np.ndarray]:
     return p, luma
 
 
-def _write_run(d: Path, scheme: str, lost: set[int], src: Path, luma: np.ndarray) -> None:
+def _write_run(
+    d: Path, scheme: str, lost: set[int], src: Path, luma: np.ndarray, guest: dict | None = None
+) -> None:
     (d / "host").mkdir(parents=True)
     (d / "guest").mkdir()
     t0 = 1_700_000_000_000_000
@@ -49,7 +51,8 @@ def _write_run(d: Path, scheme: str, lost: set[int], src: Path, luma: np.ndarray
     )
     (d / "guest" / "decoded.y").write_bytes(b"".join(luma[i % N].tobytes() for i in kept))
     (d / "host" / "summary.json").write_text(json.dumps({"rtp_packets_sent": 8}))
-    (d / "guest" / "summary.json").write_text(json.dumps({"rtp_packets_received": len(kept)}))
+    summary = {"rtp_packets_received": len(kept), **(guest or {})}
+    (d / "guest" / "summary.json").write_text(json.dumps(summary))
     meta = {"valid": True, "invalid_reasons": [], "inputs": {"source": str(src)},
             "run": {"duration_s": 0.32, "setting": "d50", "scheme": scheme,
                     "workload": {"kind": "roq", "width": W, "height": H}}}  # fmt: skip
@@ -145,3 +148,46 @@ def test_a_run_that_decoded_nothing_scores_every_frame_black(tmp_path: Path) -> 
 
     expect = np.mean([ssim(luma[i % N], black) for i in range(8)])
     assert m["ssim_mean"] == pytest.approx(expect, abs=1e-6)
+
+
+def _decoder_fields(errors: int, keys: int) -> dict:
+    return {"frames_complete": 8, "frames_pushed_to_decoder": 8, "key_frames_complete": keys,
+            "decoder_errors": errors, "decoder_warnings": 0, "decoder_messages": []}  # fmt: skip
+
+
+def test_ssim_table_says_when_a_decoder_stopped_or_decoded_nothing(tmp_path: Path) -> None:
+    """A run whose decoder pipeline posted an ERROR, or that decoded no picture, is named in
+    the SSIM table's decoder column, not left to look like a low-SSIM run; a healthy
+    configuration reads "ok", and one whose receiver did not report errors says so."""
+    src, luma = _source(tmp_path)
+    root = tmp_path / "roq-rfc8867"
+
+    def run(scheme: str, rep: int, lost: set[int], guest: dict | None) -> Path:
+        d = root / "d50" / scheme / "default" / f"r{rep}"
+        _write_run(d, scheme, lost, src, luma, guest)
+        return d
+
+    run("scream", 1, set(), _decoder_fields(0, 2))
+    run("scream", 2, set(), _decoder_fields(0, 4))
+    stopped = run("scream-newreno", 1, {6, 7}, _decoder_fields(1, 2))
+    run("scream-newreno", 2, set(), _decoder_fields(0, 2))
+    nothing = run("trivial+stream", 1, set(range(8)), _decoder_fields(0, 0))
+    run("udp-scream", 1, set(), None)  # a receiver from before these fields
+    m = run_metrics(stopped)["metrics"]
+    assert m["decoder_stopped"] == 1.0 and m["no_picture"] == 0.0 and m["pictures_decoded"] == 6
+    m = run_metrics(nothing)["metrics"]
+    assert m["no_picture"] == 1.0 and m["decoder_stopped"] == 0.0
+    assert m["key_frames_complete"] == 0.0 and m["frames_pushed"] == 8.0
+    aggregate(root)
+    make_figures(root)
+    t = pd.read_csv(root / "ssim_table.csv").set_index("scheme")
+    assert t.loc["scream-newreno", "decoder_stopped_runs"] == 1
+    assert t.loc["trivial+stream", "no_picture_runs"] == 1
+    assert t.loc["scream", "key_frames_complete_mean"] == 3.0
+    rows = {line.split(" | ")[0].lstrip("| "): line for line in
+            (root / "ssim_table.md").read_text().splitlines()}  # fmt: skip
+    decoder = {k: v.split(" | ")[5] for k, v in rows.items() if " | d50 | " in v}
+    assert decoder["scream"] == "ok; 3.0 complete key frames/run", rows
+    assert decoder["scream-newreno"].startswith("decoder stopped (ERROR) in 1/2")
+    assert decoder["trivial+stream"].startswith("no picture decoded in 1/1 runs")
+    assert decoder["udp-scream"] == "errors not recorded in 1/1"

@@ -101,6 +101,7 @@ async fn run(args: &Args) -> Result<u8> {
                 ("transport", transport),
                 ("exit_reason", quoted(reason)),
                 ("frames_sent", o.frames.to_string()),
+                ("key_frames_sent", o.key_frames.to_string()),
                 ("rtp_packets_sent", o.rtp_packets.to_string()),
                 ("rtp_bytes_sent", o.rtp_bytes.to_string()),
                 ("feedback_reports", o.feedback_reports.to_string()),
@@ -139,8 +140,24 @@ async fn run(args: &Args) -> Result<u8> {
                     ("exit_reason", quoted(&o.end)),
                     ("rtp_packets_received", o.packets.to_string()),
                     ("frames_complete", o.frames_complete.to_string()),
+                    ("key_frames_complete", o.key_frames_complete.to_string()),
                     ("frames_lost", o.frames_lost.to_string()),
+                    ("frames_pushed_to_decoder", o.frames_pushed.to_string()),
                     ("pictures_decoded", o.pictures_decoded.to_string()),
+                    ("decoder_errors", o.decoder_bus.errors.to_string()),
+                    ("decoder_warnings", o.decoder_bus.warnings.to_string()),
+                    (
+                        "decoder_messages",
+                        format!(
+                            "[{}]",
+                            o.decoder_bus
+                                .first_messages
+                                .iter()
+                                .map(|m| quoted(m))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ),
                     ("feedback_sent", o.feedback_sent.to_string()),
                     ("competing_bytes_received", o.competing_bytes.to_string()),
                 ],

@@ -16,7 +16,7 @@ use roq_core::h264::{Assembled, Assembler};
 use roq_core::rtp::{self, SeqExtender};
 
 use crate::cli::{Args, Feedback};
-use crate::media::Decoder;
+use crate::media::{is_idr, BusLog, Decoder};
 use crate::net::{epoch_us, is_bye, Net, Recv};
 
 const RECEIVER_SSRC: u32 = 0x0000_feed;
@@ -27,8 +27,14 @@ const WRITER_GRACE: Duration = Duration::from_secs(10);
 pub struct Outcome {
     pub packets: u64,
     pub frames_complete: u64,
+    /// complete frames holding an IDR: the only ones decoding can start from
+    pub key_frames_complete: u64,
     pub frames_lost: u64,
+    /// access units handed to the decoder (every complete frame)
+    pub frames_pushed: u64,
     pub pictures_decoded: u64,
+    /// the decoder pipeline's bus: an ERROR there means it stopped decoding
+    pub decoder_bus: BusLog,
     pub feedback_sent: u64,
     pub end: String,
     pub competing_bytes: u64,
@@ -48,12 +54,13 @@ fn pts_ns(ts: u32) -> u64 {
     ts as u64 * 1_000_000_000 / 90_000
 }
 
-/// Writes each decoded picture's luma and a CSV row, until the decoder's end of stream.
+/// Writes each decoded picture's luma and a CSV row, until the decoder's end of stream;
+/// reads the decoder's bus meanwhile (an ERROR there is reported at once on stderr).
 fn spawn_writer(
     args: &Args,
     dec: Arc<Decoder>,
     ending: Arc<AtomicBool>,
-) -> Result<std::thread::JoinHandle<Result<u64>>> {
+) -> Result<std::thread::JoinHandle<Result<(u64, BusLog)>>> {
     let luma = (args.width * args.height) as usize;
     let i420 = args.frame_bytes();
     let path = args.log_dir.join("decoded.y");
@@ -66,7 +73,16 @@ fn spawn_writer(
     Ok(std::thread::spawn(move || {
         let mut n = 0u64;
         let mut ended_at: Option<Instant> = None;
+        let mut bus = BusLog::default();
         loop {
+            let errors = bus.errors;
+            dec.poll_bus(&mut bus);
+            if bus.errors > errors {
+                eprintln!(
+                    "roq receiver: the decoder pipeline reported an error (it decodes no more): {:?}",
+                    bus.first_messages.last()
+                );
+            }
             match dec.pull(Duration::from_millis(200)) {
                 Some(p) => {
                     if p.i420.len() != i420 {
@@ -93,9 +109,10 @@ fn spawn_writer(
                 }
             }
         }
+        dec.poll_bus(&mut bus);
         y.flush().context("writing decoded.y")?;
         log.flush()?;
-        Ok(n)
+        Ok((n, bus))
     }))
 }
 
@@ -136,8 +153,11 @@ pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
         match a {
             Assembled::Complete { timestamp, au } => {
                 out.frames_complete += 1;
+                out.key_frames_complete += u64::from(is_idr(&au));
                 frame_log.line(&format!("{timestamp},complete,{},{}", epoch_us(), au.len()))?;
-                dec.push(au, pts_ns(timestamp))
+                dec.push(au, pts_ns(timestamp))?;
+                out.frames_pushed += 1;
+                Ok(())
             }
             Assembled::Lost { timestamp } => {
                 out.frames_lost += 1;
@@ -189,7 +209,7 @@ pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
     }
     dec.end();
     ending.store(true, Ordering::Relaxed);
-    out.pictures_decoded = writer
+    (out.pictures_decoded, out.decoder_bus) = writer
         .join()
         .map_err(|_| anyhow!("the writer thread panicked"))??;
     Ok(out)

@@ -20,7 +20,7 @@ use roq_core::trivial::Trivial;
 
 use crate::cc::{TapEvent, Taps};
 use crate::cli::{Args, Feedback, RateCtl};
-use crate::media::Encoder;
+use crate::media::{is_idr, Encoder};
 use crate::net::{epoch_us, rtcp_bye, Net, Recv};
 
 pub const SSRC: u32 = 0x0005_ca1e;
@@ -30,6 +30,8 @@ const RATE_LOG_US: u64 = 100_000;
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub frames: u64,
+    /// frames holding an IDR (x264's scenecut adds IDRs between the key-int ones)
+    pub key_frames: u64,
     pub rtp_packets: u64,
     pub rtp_bytes: u64,
     pub feedback_reports: u64,
@@ -139,7 +141,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
     let mut frames_log = Csv::create(
         dir,
         "frames_sent.csv",
-        "frame_index,rtp_ts,size_bytes,packets,target_kbps,capture_us",
+        "frame_index,rtp_ts,size_bytes,packets,target_kbps,capture_us,key",
     )?;
     let mut rate_log = Csv::create(
         dir,
@@ -193,9 +195,11 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
                     let now_us = us(Instant::now());
                     let ts = (f.index * ts_step) as u32;
                     let pkts = pk.packetize(&f.au, ts);
-                    frames_log.line(&format!("{},{ts},{},{},{},{}", f.index, f.au.len(),
-                        pkts.len(), f.kbps, f.capture_us))?;
+                    let key = is_idr(&f.au);
+                    frames_log.line(&format!("{},{ts},{},{},{},{},{}", f.index, f.au.len(),
+                        pkts.len(), f.kbps, f.capture_us, u8::from(key)))?;
                     out.frames += 1;
+                    out.key_frames += u64::from(key);
                     for p in pkts {
                         if let Ctl::Scream(s) = &mut ctl { s.enqueue(now_us, next_seq, p.len()); }
                         queued.insert(next_seq, p);

@@ -16,6 +16,14 @@ Metrics (metrics.json): `ssim_mean`, `psnr_mean_db` (over every sent frame),
 `decoded_pct`, `frozen_pct` (shown a stale picture), `rtp_loss_pct` (RTP packets sent that
 never arrived), `latency_median_ms`, `latency_p95_ms`, `target_mean_kbps`,
 `send_rate_mean_kbps`, `competing_mbps` (QUIC stream goodput, 0 without one).
+The decoder's side, from the endpoints' summary.json (NaN from a receiver older than these
+fields): `key_frames_sent`, `key_frames_complete` (IDR frames that arrived whole: the only ones
+decoding can start or recover from), `frames_pushed` (access units given to the decoder),
+`pictures_decoded`, `decoder_errors` (ERROR messages on the decoder pipeline's bus),
+`decoder_stopped` (1 when there was one: the pipeline decodes nothing after it) and
+`no_picture` (1 when not one picture was decoded). A run with `no_picture` or
+`decoder_stopped` is not a low-quality run like the others: the SSIM table says so beside its
+SSIM (figures.py).
 
 The decoded luma (`guest/decoded.y`, ~690 MB per 2 minutes at 360p) is deleted once the
 frames table is written, unless the workload's `keep_decoded` is true; the table then stands
@@ -194,7 +202,29 @@ def metrics(
     span_s = (frames["capture_ms"].max() / 1e3) if n else math.nan
     comp = float(guest.get("competing_bytes_received", 0))
     m["competing_mbps"] = comp * 8 / 1e6 / span_s if span_s and span_s > 0 else 0.0
+    m.update(decoder_metrics(host, guest, int(dec.sum())))
     return m
+
+
+def decoder_metrics(host: dict[str, Any], guest: dict[str, Any], decoded: int) -> dict[str, float]:
+    """What the decoder was given and what it did (module docstring); NaN where the
+    endpoint's summary.json lacks the field."""
+
+    def num(d: dict[str, Any], key: str) -> float:
+        v = d.get(key)
+        return float(v) if isinstance(v, int | float) else math.nan
+
+    errors = num(guest, "decoder_errors")
+    pushed = num(guest, "frames_pushed_to_decoder")
+    return {
+        "key_frames_sent": num(host, "key_frames_sent"),
+        "key_frames_complete": num(guest, "key_frames_complete"),
+        "frames_pushed": pushed if not math.isnan(pushed) else num(guest, "frames_complete"),
+        "pictures_decoded": float(decoded),
+        "decoder_errors": errors,
+        "decoder_stopped": math.nan if math.isnan(errors) else float(errors > 0),
+        "no_picture": float(decoded == 0),
+    }
 
 
 def run_params(meta: dict[str, Any]) -> tuple[dict[str, Any], Path]:

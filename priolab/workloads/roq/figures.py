@@ -8,8 +8,11 @@
 - `roq_ssim_time_<setting>`: per-frame SSIM against time (mean over repetitions), per
   configuration.
 - `ssim_table.{md,csv}` (scenario folder): mean SSIM [95 % bootstrap CI over runs] per
-  configuration and delay, the share of frames decoded beside it, and the paper's number
-  where it states one (seeds/003 §6, at 50 ms unless named).
+  configuration and delay, the share of frames decoded beside it, the decoder's state (runs
+  in which no picture was decoded, runs whose decoder pipeline stopped on an ERROR, mean
+  complete key frames), and the paper's number where it states one (seeds/003 §6, at 50 ms
+  unless named). A configuration with such runs is not a low-SSIM result like the others:
+  the `decoder` column says what happened instead of leaving the mean to speak for it.
 """
 
 from __future__ import annotations
@@ -188,6 +191,7 @@ def ssim_table(
         dec = float(g["decoded_pct"].mean()) if "decoded_pct" in g else math.nan
         rows.append({"scheme": sch, "label": label(sch), "setting": st, "ssim_mean": mean,
                      "ci_low": lo, "ci_high": hi, "runs": n, "decoded_pct": dec,
+                     **_decoder_state(g),
                      "paper_ssim": PAPER_SSIM.get((str(sch), str(st)), math.nan)})  # fmt: skip
     t = pd.DataFrame(rows)
     if t.empty:
@@ -196,15 +200,53 @@ def ssim_table(
     t["delay"] = [numeric_key(str(s))[0] for s in t["setting"]]
     t = t.sort_values(["order", "delay"]).drop(columns=["order", "delay"])
     t.to_csv(scenario_dir / "ssim_table.csv", index=False)
-    lines = ["| configuration | delay | SSIM mean [95 % CI] | runs | frames decoded (%) | paper |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = ["| configuration | delay | SSIM mean [95 % CI] | runs | frames decoded (%) "
+             "| decoder | paper |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in t.itertuples():
         paper = "" if math.isnan(r.paper_ssim) else f"{r.paper_ssim:.2f}"
         ci = ci_text(r.ci_low, r.ci_high, r.runs, ".3f")  # one run: "(n=1, no CI)"
+        decoder = _decoder_text(int(r.runs), r.no_picture_runs, r.decoder_stopped_runs,
+                                r.decoder_unknown_runs, r.key_frames_complete_mean)  # fmt: skip
         lines.append(f"| {r.label} | {r.setting} | {r.ssim_mean:.3f} {ci} | {r.runs} | "
-                     f"{r.decoded_pct:.1f} | {paper} |")  # fmt: skip
+                     f"{r.decoded_pct:.1f} | {decoder} | {paper} |")  # fmt: skip
     (scenario_dir / "ssim_table.md").write_text("\n".join(lines) + "\n")
     return []
+
+
+def _decoder_state(g: pd.DataFrame) -> dict[str, float]:
+    """Runs of one configuration: how many decoded no picture, how many had their decoder
+    stop (unknown where the receiver did not report it), mean complete key frames per run."""
+
+    def col(name: str) -> np.ndarray:
+        return g[name].to_numpy(float) if name in g else np.full(len(g), math.nan)
+
+    stopped, keys = col("decoder_stopped"), col("key_frames_complete")
+    return {
+        "no_picture_runs": float(np.nansum(col("no_picture"))),
+        "decoder_stopped_runs": float(np.nansum(stopped)),
+        "decoder_unknown_runs": float(np.isnan(stopped).sum()),
+        "key_frames_complete_mean": (
+            float(np.nanmean(keys)) if (~np.isnan(keys)).any() else math.nan
+        ),
+    }
+
+
+def _decoder_text(n: int, no_picture: float, stopped: float, unknown: float, keys: float) -> str:
+    """The table's `decoder` cell: what went wrong in how many of the n runs, led by "ok" only
+    when every run decoded pictures and reported no decoder ERROR."""
+    parts = []
+    if no_picture > 0:
+        parts.append(f"no picture decoded in {int(no_picture)}/{n} runs")
+    if stopped > 0:
+        parts.append(f"decoder stopped (ERROR) in {int(stopped)}/{n}")
+    if unknown > 0:
+        parts.append(f"errors not recorded in {int(unknown)}/{n}")
+    if not math.isnan(keys):
+        parts.append(f"{keys:.1f} complete key frames/run")
+    if no_picture == 0 and stopped == 0 and unknown == 0:
+        parts.insert(0, "ok")
+    return "; ".join(parts)
 
 
 def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
