@@ -120,18 +120,19 @@ def test_quick_scenario_is_a_stated_reduction_of_the_full_one() -> None:
 
 
 def test_d50_scenario_is_all_fourteen_configurations_of_the_full_one() -> None:
-    """roq-rfc8867-d50.yaml: every configuration of roq-rfc8867.yaml at 50 ms, one
-    repetition, with the full scenario's workload parameters, link, queue and 120 s."""
+    """roq-rfc8867-d50.yaml: every configuration of roq-rfc8867.yaml at 50 ms, two
+    repetitions, with the full scenario's workload parameters, link, queue and 120 s."""
     full_path, red_path = (
         REPO / "scenarios" / "roq-rfc8867.yaml",
         REPO / "scenarios" / "roq-rfc8867-d50.yaml",
     )
-    full = {(r.scheme, r.setting): r for r in expand(load(full_path), full_path) if r.rep == 1}
+    full = {(r.scheme, r.setting, r.rep): r for r in expand(load(full_path), full_path)}
     red = expand(load(red_path), red_path)
-    assert len(red) == 14 and {r.setting for r in red} == {"d50"} and {r.rep for r in red} == {1}
-    assert {r.scheme for r in red} == {s for s, st in full if st == "d50"}
+    assert len(red) == 28 and {r.setting for r in red} == {"d50"}
+    assert {r.rep for r in red} == {1, 2}
+    assert {r.scheme for r in red} == {s for s, st, _ in full if st == "d50"}
     for r in red:
-        f = full[(r.scheme, r.setting)]
+        f = full[(r.scheme, r.setting, r.rep)]
         assert r.params == f.params, r.scheme
         assert r.link == f.link, r.scheme
         assert r.duration_s == f.duration_s == 120
