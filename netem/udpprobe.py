@@ -20,6 +20,8 @@ import numpy as np
 
 HEADER = struct.Struct("!QQ")
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
+READY_LINE = "udpprobe: bound"
+"""What `recv` prints on stdout once its socket is bound."""
 SO_RCVBUFFORCE = 33
 RCVBUF_BYTES = 32 * 1024 * 1024
 
@@ -48,6 +50,7 @@ def recv(port: int, out: str, duration_s: float, idle_s: float) -> None:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF_BYTES)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     sock.bind(("0.0.0.0", port))
+    print(READY_LINE, flush=True)  # a caller may start its sender once it reads this
     sock.settimeout(0.2)
     seqs: list[int] = []
     sends: list[int] = []

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import select
 import subprocess
 import sys
 import time
@@ -28,6 +29,7 @@ from netem.backend import LinkBackend
 from netem.model import Link
 from netem.nsexec import NetnsExec, add_netns, del_netns
 from netem.probe import get_backend
+from netem.udpprobe import READY_LINE
 
 IP_A, IP_B = "10.79.0.1", "10.79.0.2"
 NS_A, NS_M, NS_B = "vma", "vmm", "vmb"
@@ -116,6 +118,24 @@ def delay_summary(p: Probe) -> dict[str, float | int]:
     }
 
 
+def _await_ready(recv: subprocess.Popen[bytes], timeout_s: float) -> None:
+    """Wait until the udpprobe receiver says its socket is bound (or fail, saying why)."""
+    assert recv.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([recv.stdout], [], [], 0.5)
+        if ready:
+            line = recv.stdout.readline().decode(errors="replace").strip()
+            if line == READY_LINE:
+                return
+            if not line and recv.poll() is not None:
+                break
+        elif recv.poll() is not None:
+            break
+    err = recv.stderr.read().decode(errors="replace")[-800:] if recv.poll() is not None else ""
+    raise RuntimeError(f"udpprobe recv did not bind within {timeout_s:g} s: {err}")
+
+
 class Bench:
     """The three namespaces; `link()` applies a backend for the length of a with-block."""
 
@@ -187,7 +207,9 @@ class Bench:
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
         try:
-            time.sleep(1.0)  # the receiver binds (python starts slowly under TCG)
+            # Not a fixed sleep: under TCG on a busy host python took over 1 s to bind, the
+            # burst was sent to no socket and a queue test received nothing.
+            _await_ready(recv, timeout_s=60.0)
             self.a.run(
                 py + ["send", "--dst", IP_B, "--port", str(PROBE_PORT), "--pps", str(pps),
                       "--count", str(count), "--size", str(size)],
