@@ -152,7 +152,8 @@ def test_a_run_that_decoded_nothing_scores_every_frame_black(tmp_path: Path) -> 
 
 def _decoder_fields(errors: int, keys: int) -> dict:
     return {"frames_complete": 8, "frames_pushed_to_decoder": 8, "key_frames_complete": keys,
-            "decoder_errors": errors, "decoder_warnings": 0, "decoder_messages": []}  # fmt: skip
+            "decoder_errors": errors, "decoder_errors_at_eos": int(keys == 0),
+            "decoder_warnings": 0, "decoder_messages": []}  # fmt: skip
 
 
 def test_ssim_table_says_when_a_decoder_stopped_or_decoded_nothing(tmp_path: Path) -> None:
@@ -176,7 +177,8 @@ def test_ssim_table_says_when_a_decoder_stopped_or_decoded_nothing(tmp_path: Pat
     m = run_metrics(stopped)["metrics"]
     assert m["decoder_stopped"] == 1.0 and m["no_picture"] == 0.0 and m["pictures_decoded"] == 6
     m = run_metrics(nothing)["metrics"]
-    assert m["no_picture"] == 1.0 and m["decoder_stopped"] == 0.0
+    assert m["no_picture"] == 1.0 and m["decoder_stopped"] == 0.0  # its ERROR came at the end
+    assert m["decoder_errors_at_eos"] == 1.0
     assert m["key_frames_complete"] == 0.0 and m["frames_pushed"] == 8.0
     aggregate(root)
     make_figures(root)

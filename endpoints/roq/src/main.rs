@@ -145,6 +145,10 @@ async fn run(args: &Args) -> Result<u8> {
                     ("frames_pushed_to_decoder", o.frames_pushed.to_string()),
                     ("pictures_decoded", o.pictures_decoded.to_string()),
                     ("decoder_errors", o.decoder_bus.errors.to_string()),
+                    (
+                        "decoder_errors_at_eos",
+                        o.decoder_bus.errors_at_eos.to_string(),
+                    ),
                     ("decoder_warnings", o.decoder_bus.warnings.to_string()),
                     (
                         "decoder_messages",

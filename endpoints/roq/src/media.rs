@@ -117,11 +117,16 @@ pub fn is_idr(au: &[u8]) -> bool {
         .any(|n| n.first().is_some_and(|b| b & 0x1f == 5))
 }
 
-/// What the decoder's pipeline said on its bus: ERROR messages (after one the pipeline has
-/// stopped and decodes nothing more) and WARNING messages, with the first few texts.
+/// What the decoder's pipeline said on its bus, with the first few texts: ERROR messages
+/// while the stream ran (after one the pipeline has stopped and decodes nothing more),
+/// ERROR messages after [`Decoder::end`] (GstVideoDecoder posts "No valid frames decoded
+/// before end of stream" there when it never output a picture: a report, not a stop), and
+/// WARNING messages. An ERROR posted in the last poll interval (≤ 200 ms in the receiver)
+/// before `end` is counted as at the end.
 #[derive(Debug, Default)]
 pub struct BusLog {
     pub errors: u64,
+    pub errors_at_eos: u64,
     pub warnings: u64,
     pub first_messages: Vec<String>,
 }
@@ -134,6 +139,7 @@ pub struct Decoder {
     pipeline: gst::Pipeline,
     src: gst_app::AppSrc,
     sink: gst_app::AppSink,
+    ended: std::sync::atomic::AtomicBool,
 }
 
 /// One decoded picture.
@@ -166,6 +172,7 @@ impl Decoder {
             pipeline,
             src,
             sink,
+            ended: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -190,6 +197,7 @@ impl Decoder {
     }
 
     pub fn end(&self) {
+        self.ended.store(true, std::sync::atomic::Ordering::SeqCst);
         let _ = self.src.end_of_stream();
     }
 
@@ -201,8 +209,13 @@ impl Decoder {
         while let Some(m) = bus.pop() {
             let text = match m.view() {
                 gst::MessageView::Error(e) => {
-                    log.errors += 1;
-                    format!("ERROR {}: {:?}", e.error(), e.debug())
+                    if self.ended.load(std::sync::atomic::Ordering::SeqCst) {
+                        log.errors_at_eos += 1;
+                        format!("ERROR at end of stream {}: {:?}", e.error(), e.debug())
+                    } else {
+                        log.errors += 1;
+                        format!("ERROR {}: {:?}", e.error(), e.debug())
+                    }
                 }
                 gst::MessageView::Warning(w) => {
                     log.warnings += 1;
@@ -387,6 +400,34 @@ mod tests {
         assert!(decoded.contains(&29), "{decoded:?}");
         assert!(!decoded.iter().any(|&k| k >= next_idr), "{decoded:?}");
         assert!(bus.errors >= 1, "{:?}", bus.first_messages);
+    }
+
+    /// The trivial+stream run's case: only delta frames arrive (no IDR whole), nothing is
+    /// decoded, and the one ERROR GstVideoDecoder posts comes at the end of the stream
+    /// ("No valid frames decoded"): counted as at the end, not as a decoder that stopped.
+    #[test]
+    fn only_delta_frames_decode_nothing_and_the_error_comes_at_the_end() {
+        gst::init().unwrap();
+        let aus = encoded(60);
+        let d = Decoder::new().unwrap();
+        let mut bus = BusLog::default();
+        let mut decoded = 0;
+        for (k, au) in aus.iter().enumerate().filter(|(_, au)| !is_idr(au)) {
+            d.push(au.clone(), k as u64 * 40_000_000).unwrap();
+            decoded += std::iter::from_fn(|| d.pull(Duration::from_millis(5))).count();
+            d.poll_bus(&mut bus);
+        }
+        assert_eq!(bus.errors, 0, "{:?}", bus.first_messages);
+        d.end();
+        decoded += std::iter::from_fn(|| d.pull(Duration::from_millis(300))).count();
+        d.poll_bus(&mut bus);
+        assert_eq!(decoded, 0);
+        assert_eq!(
+            (bus.errors, bus.errors_at_eos),
+            (0, 1),
+            "{:?}",
+            bus.first_messages
+        );
     }
 
     #[test]

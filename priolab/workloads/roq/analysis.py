@@ -19,8 +19,10 @@ never arrived), `latency_median_ms`, `latency_p95_ms`, `target_mean_kbps`,
 The decoder's side, from the endpoints' summary.json (NaN from a receiver older than these
 fields): `key_frames_sent`, `key_frames_complete` (IDR frames that arrived whole: the only ones
 decoding can start or recover from), `frames_pushed` (access units given to the decoder),
-`pictures_decoded`, `decoder_errors` (ERROR messages on the decoder pipeline's bus),
-`decoder_stopped` (1 when there was one: the pipeline decodes nothing after it) and
+`pictures_decoded`, `decoder_errors` (ERROR messages on the decoder pipeline's bus while the
+stream ran), `decoder_errors_at_eos` (after it ended: GstVideoDecoder's "No valid frames
+decoded before end of stream" when it never output a picture), `decoder_stopped` (1 when
+there was an ERROR while the stream ran: the pipeline decodes nothing after it) and
 `no_picture` (1 when not one picture was decoded). A run with `no_picture` or
 `decoder_stopped` is not a low-quality run like the others: the SSIM table says so beside its
 SSIM (figures.py).
@@ -222,6 +224,7 @@ def decoder_metrics(host: dict[str, Any], guest: dict[str, Any], decoded: int) -
         "frames_pushed": pushed if not math.isnan(pushed) else num(guest, "frames_complete"),
         "pictures_decoded": float(decoded),
         "decoder_errors": errors,
+        "decoder_errors_at_eos": num(guest, "decoder_errors_at_eos"),
         "decoder_stopped": math.nan if math.isnan(errors) else float(errors > 0),
         "no_picture": float(decoded == 0),
     }
