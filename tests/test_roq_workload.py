@@ -120,7 +120,7 @@ def test_quick_scenario_is_a_stated_reduction_of_the_full_one() -> None:
 
 
 def test_d50_scenario_is_all_fourteen_configurations_of_the_full_one() -> None:
-    """roq-rfc8867-d50.yaml: every configuration of roq-rfc8867.yaml at 50 ms, two
+    """roq-rfc8867-d50.yaml: every configuration of roq-rfc8867.yaml at 50 ms, its three
     repetitions, with the full scenario's workload parameters, link, queue and 120 s."""
     full_path, red_path = (
         REPO / "scenarios" / "roq-rfc8867.yaml",
@@ -128,8 +128,8 @@ def test_d50_scenario_is_all_fourteen_configurations_of_the_full_one() -> None:
     )
     full = {(r.scheme, r.setting, r.rep): r for r in expand(load(full_path), full_path)}
     red = expand(load(red_path), red_path)
-    assert len(red) == 28 and {r.setting for r in red} == {"d50"}
-    assert {r.rep for r in red} == {1, 2}
+    assert len(red) == 42 and {r.setting for r in red} == {"d50"}
+    assert {r.rep for r in red} == {1, 2, 3}
     assert {r.scheme for r in red} == {s for s, st, _ in full if st == "d50"}
     for r in red:
         f = full[(r.scheme, r.setting, r.rep)]
