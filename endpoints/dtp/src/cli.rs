@@ -30,9 +30,14 @@ pub enum SchemeArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnOff {
-    On,
+pub enum Redundancy {
+    /// No parity.
     Off,
+    /// Adaptive (seeds/001 §III-C): groups for data with less than 2 RTT to its deadline.
+    On,
+    /// Every block's data in groups whatever its time left: a static-FEC baseline, and how
+    /// the loopback test gets groups on a path whose RTT it cannot set.
+    Always,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -89,10 +94,10 @@ pub struct Args {
     /// so the backlog stays in the scheduler's queue; it must exceed the path's BDP.
     #[arg(long, default_value_t = 150_000)]
     pub send_window_bytes: u64,
-    /// Sender: adaptive redundancy (Reed-Solomon parity in QUIC datagrams for the data of
-    /// blocks with less than 2 RTT left).
-    #[arg(long, value_enum, default_value_t = OnOff::Off)]
-    pub redundancy: OnOff,
+    /// Sender: Reed-Solomon parity in QUIC datagrams; `on` is the paper's adaptive
+    /// redundancy (data of blocks with less than 2 RTT left).
+    #[arg(long, value_enum, default_value_t = Redundancy::Off)]
+    pub redundancy: Redundancy,
     /// Sender: the bandwidth estimate until one was measured.
     #[arg(long, default_value_t = 1.0)]
     pub initial_bw_mbyte_s: f64,

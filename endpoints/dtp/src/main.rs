@@ -92,10 +92,10 @@ async fn run(args: &Args) -> Result<u8> {
                     ("streams_reset", n(|o| o.streams_reset)),
                     (
                         "redundancy",
-                        quoted(if args.redundancy == cli::OnOff::On {
-                            "on"
-                        } else {
-                            "off"
+                        quoted(match args.redundancy {
+                            cli::Redundancy::Off => "off",
+                            cli::Redundancy::On => "on",
+                            cli::Redundancy::Always => "always",
                         }),
                     ),
                     ("fec_groups", n(|o| o.fec_groups)),

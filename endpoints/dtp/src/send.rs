@@ -25,7 +25,7 @@ use quicsetup::csv::Csv;
 use quinn::{Connection, SendStream, VarInt};
 use tokio::time::Instant;
 
-use crate::cli::{now_us, Args, OnOff};
+use crate::cli::{now_us, Args, Redundancy};
 
 pub const SENT_HEADER: &str =
     "block_id,round,priority,payload_bytes,created_us,deadline_us,first_send_us,end_us,sent_bytes,outcome";
@@ -59,7 +59,8 @@ struct Group {
     n: usize,
 }
 
-/// Starts a group for block `id` if its data can no longer afford a retransmission.
+/// Starts a group for block `id` if its data can no longer afford a retransmission (or
+/// `always`).
 #[allow(clippy::too_many_arguments)]
 fn start_group(
     conn: &Connection,
@@ -70,12 +71,13 @@ fn start_group(
     chunk: usize,
     loss: &LossWindow,
     fec_log: &mut Csv,
+    always: bool,
 ) -> Result<Option<Group>> {
     let b = sched.block(id).expect("picked");
     let sent = sched.sent_bytes(id).expect("picked");
     let rtt_us = conn.rtt().as_micros() as f64;
     let left = b.due_us() as f64 - now as f64 - est.one_way_delay_us as f64;
-    if !fec::needs_redundancy(left, rtt_us) {
+    if !always && !fec::needs_redundancy(left, rtt_us) {
         return Ok(None);
     }
     let Some(max) = conn.max_datagram_size() else {
@@ -203,7 +205,8 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
     let mut out = Outcome::default();
 
     let mut path = Csv::create(log_dir, "path_stats.csv", PATH_HEADER)?;
-    let redundancy = args.redundancy == OnOff::On;
+    let redundancy = args.redundancy != Redundancy::Off;
+    let always = args.redundancy == Redundancy::Always;
     let mut fec_log = Csv::create(log_dir, "fec_groups.csv", FEC_HEADER)?;
     let mut loss = LossWindow::default();
     let mut groups: HashMap<u64, Group> = HashMap::new();
@@ -296,7 +299,9 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
         };
         if redundancy && !groups.contains_key(&id) {
             let c = args.chunk_bytes as usize;
-            if let Some(g) = start_group(conn, &sched, id, now, &est, c, &loss, &mut fec_log)? {
+            if let Some(g) =
+                start_group(conn, &sched, id, now, &est, c, &loss, &mut fec_log, always)?
+            {
                 out.fec_groups += 1;
                 groups.insert(id, g);
             }
