@@ -23,7 +23,7 @@ APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base \
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav
 
-.PHONY: setup apt venv build reproduce test test-rust test-python lint clean-results doctor vm
+.PHONY: setup apt venv lock build reproduce test test-rust test-python lint clean-results doctor vm
 
 setup: apt venv build
 
@@ -38,13 +38,32 @@ apt:
 	@command -v cargo >/dev/null || { echo "cargo not found: installing Debian's rust toolchain"; \
 		apt-get update && apt-get install -y --no-install-recommends cargo rustc; }
 
-# The venv uses Debian's python3 so that Debian's mininet module is importable.
+# The venv uses Debian's python3 so that Debian's mininet module is importable. It installs
+# exactly requirements.lock (every package pinned, with hashes; `make lock` regenerates it from
+# pyproject.toml on purpose), so one commit means one Python environment on every machine.
+# Debian's pip is not upgraded: the lock pins what it installs, and pip itself comes with
+# Debian 12's python3-venv.
+LOCK := requirements.lock
+PIP_TOOLS := pip-tools==7.6.2
+
 venv: $(VENV)/.installed
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	test -x $(PY) || /usr/bin/python3 -m venv --system-site-packages $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,testbed]'
+	$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps -r $(LOCK)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(PY) -m priolab.pylock check $(LOCK)
 	touch $@
+
+# Regenerate the lock from pyproject.toml (the newest versions its bounds allow, today), in a
+# throw-away venv so nothing of .venv leaks into the resolution. Review the diff, run
+# `make test`, commit pyproject.toml and requirements.lock together.
+lock:
+	rm -rf .lock-venv
+	/usr/bin/python3 -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '$(PIP_TOOLS)'
+	.lock-venv/bin/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe \
+		--all-build-deps --extra dev --extra testbed --output-file $(LOCK) pyproject.toml
+	rm -rf .lock-venv
 
 build:
 	cargo build --release --workspace --locked

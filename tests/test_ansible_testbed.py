@@ -35,9 +35,9 @@ from tests.testbed_netns import NetnsTestbed
 ANSIBLE = REPO / "ansible"
 PLAYBOOK = REPO / ".venv" / "bin" / "ansible-playbook"
 LINKEM = REPO / "target" / "release" / "linkem"
-MININET_KEYS = {"run", "backend", "git", "versions", "host", "interfaces", "link_applied",
-                "link_final", "cpu", "start_time", "stop_time", "ran_s", "processes", "valid",
-                "invalid_reasons"}  # fmt: skip
+MININET_KEYS = {"run", "backend", "git", "versions", "python_packages", "host", "interfaces",
+                "link_applied", "link_final", "cpu", "start_time", "stop_time", "ran_s",
+                "processes", "valid", "invalid_reasons"}  # fmt: skip
 """metadata.json keys of a Mininet run (priolab/run.py)."""
 
 pytestmark = [

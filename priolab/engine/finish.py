@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from priolab import provenance
+from priolab import provenance, pylock
 from priolab.engine import rundir
 from priolab.engine.judge import judge, read_link_final
 from priolab.workloads import WORKLOADS
@@ -44,6 +44,7 @@ def finish(
         "backend": plan["backend"],
         "git": provenance.git_info(),
         "versions": provenance.versions(workload.tools()),
+        "python_packages": pylock.python_packages(),
         "host": provenance.host_info(),
         "interfaces": plan["interfaces"],
         "link_applied": plan["link"]["applied"],
