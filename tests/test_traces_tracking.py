@@ -190,7 +190,10 @@ def test_synthetic_speed_and_smoothness(name):
     # no teleports: the whole orientation never turns much faster than the view direction
     assert angular_speed_deg_s(t).max() < 2.0 * speed
     assert np.degrees(np.abs(e[:, 1])).max() < 65.0
-    assert np.all(e[:, 2] == 0.0)
+    # the generator builds roll = 0; the quaternion → Euler round trip returns it within float64
+    # rounding (~1e-17 rad), never exactly (numpy 2.4's kernels do not), so a tolerance far
+    # below any real roll (a head's is degrees) and far above the rounding:
+    np.testing.assert_allclose(e[:, 2], 0.0, atol=1e-12)
     # it really explores (not a straight great circle): heading changes
     assert np.ptp(np.unwrap(e[:, 0])) > 0
 
