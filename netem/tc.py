@@ -367,8 +367,11 @@ class TcBackend:
 
     name = "tc"
 
-    def __init__(self, make_bridge: bool = True) -> None:
+    def __init__(self, make_bridge: bool = True, *, defer_traces: bool = False) -> None:
+        """`defer_traces`: apply() sets each trace's first rate but its schedule starts only
+        at start_traces() (a test starts it once its probe is ready, not when the link is up)."""
         self.make_bridge = make_bridge
+        self.defer_traces = defer_traces
         self._node: NodeExec | None = None
         self._devs: list[str] = []
         self._replayers: list[TraceReplayer] = []
@@ -439,13 +442,12 @@ class TcBackend:
             for argv in plan[key]["commands"]:
                 _run_or_explain(node, argv)
                 commands.append(argv)
-        t0 = time.monotonic()
         for key in ("uplink", "downlink"):
             tr = plan[key]["trace"]
             if tr is not None:
-                rep = TraceReplayer(node, plan[key]["dev"], tr[0], tr[1], tr[2])
-                rep.start(t0)
-                self._replayers.append(rep)
+                self._replayers.append(TraceReplayer(node, plan[key]["dev"], tr[0], tr[1], tr[2]))
+        if not self.defer_traces:
+            self.start_traces()
         applied = {
             "backend": "tc",
             "commands": commands,
@@ -457,6 +459,16 @@ class TcBackend:
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "tc-applied.json").write_text(json.dumps(applied, indent=1))
         return applied
+
+    def start_traces(self) -> float | None:
+        """Start every trace schedule now, at one t0 (time.monotonic(), returned; None when
+        the link has no trace). apply() calls it unless the backend defers traces."""
+        if not self._replayers:
+            return None
+        t0 = time.monotonic()
+        for rep in self._replayers:
+            rep.start(t0)
+        return t0
 
     def stop(self) -> dict[str, Any]:
         out: dict[str, Any] = {"oversized_frames": None, "oversized_note": "tc cannot count them"}

@@ -22,6 +22,9 @@ HEADER = struct.Struct("!QQ")
 SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)
 READY_LINE = "udpprobe: bound"
 """What `recv` prints on stdout once its socket is bound."""
+FIRST_LINE = "udpprobe: first packet"
+"""What `recv` prints on stdout when the first probe packet arrives (a schedule that must
+coincide with the probe, e.g. a rate trace, starts on it)."""
 SO_RCVBUFFORCE = 33
 RCVBUF_BYTES = 32 * 1024 * 1024
 
@@ -66,6 +69,8 @@ def recv(port: int, out: str, duration_s: float, idle_s: float) -> None:
             data, anc, _flags, _addr = sock.recvmsg(65535, 64)
         except TimeoutError:
             continue
+        if last is None:
+            print(FIRST_LINE, flush=True)
         last = time.monotonic()
         rx = time.time_ns()
         for level, kind, cdata in anc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -259,6 +260,31 @@ def test_apply_and_stop_with_fake_node(tmp_path):
     assert out["oversized_frames"] is None
     assert node.calls[-1] == ["ip", "link", "del", "nebr0"]
     assert (tmp_path / "tc-applied.json").exists()
+
+
+def test_deferred_trace_starts_only_when_asked(tmp_path):
+    """defer_traces: apply() sets the first rate but changes none until start_traces()."""
+    trace = tmp_path / "steps.txt"
+    trace.write_text("0 8\n0.05 2\n")
+    link = Link.model_validate(
+        {"uplink": {"trace": {"file": str(trace), "format": "schedule", "loop": False},
+                    "queue": {"limit_bytes": 20_000}},
+         "downlink": {"rate_mbps": 5, "queue": {"limit_bytes": 20_000}}}
+    )  # fmt: skip
+    node = FakeNode()
+    be = TcBackend(defer_traces=True)
+    be.apply(node, "a0", "a1", link, base_dir=tmp_path, run_dir=tmp_path, seed=1)
+    time.sleep(0.2)  # four times the schedule's step: a started replayer would have changed it
+    assert be.stop()["trace_rate_changes"] == 0
+
+    be = TcBackend(defer_traces=True)
+    be.apply(node, "a0", "a1", link, base_dir=tmp_path, run_dir=tmp_path, seed=1)
+    assert be.start_traces() is not None
+    deadline = time.monotonic() + 5.0
+    while be._replayers[0].changes == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert be.stop()["trace_rate_changes"] == 1
+    assert TcBackend().start_traces() is None  # no trace: nothing to start
 
 
 # ----------------------------------------------------------------------------- real runs

@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import select
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,12 +30,16 @@ from netem.backend import LinkBackend
 from netem.model import Link
 from netem.nsexec import NetnsExec, add_netns, del_netns
 from netem.probe import get_backend
-from netem.udpprobe import READY_LINE
+from netem.tc import TcBackend
+from netem.udpprobe import FIRST_LINE, READY_LINE
 
 IP_A, IP_B = "10.79.0.1", "10.79.0.2"
 NS_A, NS_M, NS_B = "vma", "vmm", "vmb"
 IF_A, IF_MA, IF_MB, IF_B = "vma0", "vmm0", "vmm1", "vmb0"
 PROBE_PORT = 5391
+STARTUP_TIMEOUT_S = 60.0
+"""How long a probe process may take to bind or to send its first packet (TCG on a busy host
+took over 1 s; a broken one never does)."""
 ARRIVAL_SLACK_MS = 20.0
 """assumption: under TCG the guest's softirqs spread a burst's arrival at the bottleneck qdisc
 up to this much beyond the sender's own timestamps (measured: tc delivered limit + 4 packets
@@ -118,22 +123,47 @@ def delay_summary(p: Probe) -> dict[str, float | int]:
     }
 
 
-def _await_ready(recv: subprocess.Popen[bytes], timeout_s: float) -> None:
-    """Wait until the udpprobe receiver says its socket is bound (or fail, saying why)."""
+def _await_line(recv: subprocess.Popen[bytes], want: str, timeout_s: float) -> None:
+    """Wait until the udpprobe receiver prints `want` (or fail, saying why). Reads a line at a
+    time after select(): safe because the receiver prints its bound line before the sender
+    starts and its first-packet line after, so two lines never wait in the buffer at once."""
     assert recv.stdout is not None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         ready, _, _ = select.select([recv.stdout], [], [], 0.5)
         if ready:
             line = recv.stdout.readline().decode(errors="replace").strip()
-            if line == READY_LINE:
+            if line == want:
                 return
             if not line and recv.poll() is not None:
                 break
         elif recv.poll() is not None:
             break
     err = recv.stderr.read().decode(errors="replace")[-800:] if recv.poll() is not None else ""
-    raise RuntimeError(f"udpprobe recv did not bind within {timeout_s:g} s: {err}")
+    raise RuntimeError(f"udpprobe recv did not print {want!r} within {timeout_s:g} s: {err}")
+
+
+@contextlib.contextmanager
+def _reaped(proc: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[bytes]]:
+    """Kill and wait for `proc` on leaving the block if it still runs (every exit path)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _finish(proc: subprocess.Popen[bytes], what: str, timeout_s: float) -> None:
+    """Wait for a probe process to end; raise with its stderr if it failed."""
+    _, err = proc.communicate(timeout=timeout_s)
+    if proc.returncode != 0:
+        raise RuntimeError(f"udpprobe {what} failed: {err.decode(errors='replace')[-800:]}")
+
+
+STARTUP_FILE = "probe-startup.json"
+"""In $PRIOLAB_VM_OUT: each probe's start-up seconds (receiver spawned → socket bound), written
+after every probe so the host sees it while the job runs (vm/run.py scales its budget by it)."""
 
 
 class Bench:
@@ -141,6 +171,7 @@ class Bench:
 
     def __init__(self, workdir: Path) -> None:
         self.workdir = workdir
+        self.startup_s: list[float] = []  # per probe: receiver spawned → socket bound
         workdir.mkdir(parents=True, exist_ok=True)
         self.close()
         self.a, self.m, self.b = add_netns(NS_A), add_netns(NS_M), add_netns(NS_B)
@@ -173,17 +204,38 @@ class Bench:
 
     @contextlib.contextmanager
     def link(
-        self, backend_name: str, link: dict[str, Any] | Link, *, seed: int = 1, tag: str = "link"
+        self,
+        backend_name: str,
+        link: dict[str, Any] | Link,
+        *,
+        seed: int = 1,
+        tag: str = "link",
+        defer_traces: bool = False,
     ) -> Iterator[dict[str, Any]]:
         """Apply `link` with backend `tc` or `userspace` in vmm; yields what apply returned,
-        with `stop` (the backend's final counters) added when the block ends."""
+        with `stop` (the backend's final counters) added when the block ends.
+        `defer_traces` (tc only): the trace schedule starts when `applied["start_traces"]()` is
+        called (pass it to probe() as on_first_packet), which records `t_trace_start_ns`."""
         backend: LinkBackend = get_backend(backend_name)
+        if defer_traces:
+            if not isinstance(backend, TcBackend):
+                raise ValueError("defer_traces: only the tc backend replays traces on demand")
+            backend.defer_traces = True
         model = link if isinstance(link, Link) else Link.model_validate(link)
         run_dir = self.workdir / f"{tag}-{backend_name}"
         applied = backend.apply(
             self.m, IF_MA, IF_MB, model, base_dir=self.workdir, run_dir=run_dir, seed=seed
         )
         applied["t_applied_ns"] = time.time_ns()
+        if defer_traces:
+            assert isinstance(backend, TcBackend)
+            tc = backend
+
+            def start_traces() -> None:
+                applied["t_trace_start_ns"] = time.time_ns()
+                tc.start_traces()
+
+            applied["start_traces"] = start_traces
         try:
             yield applied
         finally:
@@ -194,32 +246,53 @@ class Bench:
         return json.loads(self.m.run(["tc", "-s", "-j", *what]).stdout)
 
     def probe(
-        self, pps: float, count: int, size: int = 64, *, tag: str = "probe", idle_s: float = 2.0
+        self,
+        pps: float,
+        count: int,
+        size: int = 64,
+        *,
+        tag: str = "probe",
+        idle_s: float = 2.0,
+        on_first_packet: Callable[[], None] | None = None,
     ) -> Probe:
-        """Send `count` UDP packets of `size` payload bytes at `pps` from vma to vmb."""
+        """Send `count` UDP packets of `size` payload bytes at `pps` from vma to vmb.
+        `on_first_packet` is called when the receiver gets the first packet (a schedule that
+        must run with the probe starts there, not at a time guessed in advance)."""
         out = self.workdir / f"{tag}.npz"
         out.unlink(missing_ok=True)
         py = [sys.executable, "-m", "netem.udpprobe"]
         limit_s = count / pps + idle_s + 30
+        t_spawn = time.monotonic()
         recv = self.b.popen(
             py + ["recv", "--port", str(PROBE_PORT), "--out", str(out),
                   "--duration", str(limit_s), "--idle", str(idle_s)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )  # fmt: skip
-        try:
+        send_argv = py + ["send", "--dst", IP_B, "--port", str(PROBE_PORT), "--pps", str(pps),
+                          "--count", str(count), "--size", str(size)]  # fmt: skip
+        with _reaped(recv):
             # Not a fixed sleep: under TCG on a busy host python took over 1 s to bind, the
             # burst was sent to no socket and a queue test received nothing.
-            _await_ready(recv, timeout_s=60.0)
-            self.a.run(
-                py + ["send", "--dst", IP_B, "--port", str(PROBE_PORT), "--pps", str(pps),
-                      "--count", str(count), "--size", str(size)],
-            )  # fmt: skip
-            _, err = recv.communicate(timeout=limit_s + 30)
-        finally:
-            if recv.poll() is None:
-                recv.kill()
-                recv.wait()
-        if recv.returncode != 0:
-            raise RuntimeError(f"udpprobe recv failed: {err.decode(errors='replace')[-800:]}")
+            _await_line(recv, READY_LINE, timeout_s=STARTUP_TIMEOUT_S)
+            self._record_startup(time.monotonic() - t_spawn)
+            if on_first_packet is None:
+                self.a.run(send_argv)
+            else:
+                sender = self.a.popen(send_argv, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE)  # fmt: skip
+                with _reaped(sender):
+                    _await_line(recv, FIRST_LINE, timeout_s=STARTUP_TIMEOUT_S)
+                    on_first_packet()
+                    _finish(sender, "send", limit_s + 30)
+            _finish(recv, "recv", limit_s + 30)
         with np.load(out) as z:
             return Probe(count, z["seq"], z["send_ns"], z["recv_ns"], z["size"])
+
+    def _record_startup(self, seconds: float) -> None:
+        """Keep the start-up time and rewrite $PRIOLAB_VM_OUT/probe-startup.json (atomically)."""
+        self.startup_s.append(round(seconds, 3))
+        out = Path(os.environ.get("PRIOLAB_VM_OUT", self.workdir))
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = out / (STARTUP_FILE + ".tmp")
+        tmp.write_text(json.dumps({"startup_s": self.startup_s}))
+        tmp.replace(out / STARTUP_FILE)
