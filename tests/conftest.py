@@ -41,6 +41,19 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _machine_lock.append(machine_lock.hold(who=f"pytest ({item.nodeid})"))
 
 
+VM_JOB_SUMMARY = pytest.StashKey[str]()
+"""tests/test_vm.py puts the VM job's boot, probe start-up, budget and wall time here."""
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Print the VM job's timing at the end of every run that booted it (pytest -q hides a
+    passing fixture's output; a slow host shows up here before it fails a budget)."""
+    summary = terminalreporter.config.stash.get(VM_JOB_SUMMARY, None)
+    if summary:
+        terminalreporter.write_sep("-", "stock-kernel VM job")
+        terminalreporter.write_line(summary)
+
+
 @pytest.fixture
 def standin_dict() -> dict:
     return yaml.safe_load((REPO / "scenarios" / "standin.yaml").read_text())

@@ -84,6 +84,41 @@ def test_runner_kills_qemu_at_the_hard_timeout(tmp_path: Path, monkeypatch) -> N
     ]
 
 
+def test_budget_scales_with_the_slower_of_boot_and_probe_start_up() -> None:
+    b = run.Budget(base_s=100.0, reference_boot_s=30.0, reference_startup_s=1.0, max_scale=2.0)
+    assert b.limit_s(None, None) == 60.0  # before the boot is known: the longest boot allowed
+    assert b.limit_s(20.0, 0.5) == 120.0  # a fast host gets base_s, never less
+    assert b.limit_s(45.0, 1.2) == 45.0 + 150.0  # boot 1.5x slower
+    assert b.limit_s(30.0, 1.8) == 30.0 + 180.0  # probe start-up 1.8x slower
+    assert b.limit_s(30.0, 9.0) == 30.0 + 200.0  # at most max_scale
+    assert b.cap_s() == 260.0
+
+
+def test_runner_kills_qemu_at_the_scaled_budget(tmp_path: Path, monkeypatch) -> None:
+    """A fake qemu that reports a boot and a slow probe start-up, then hangs: the job ends at
+    boot + base_s x 2 (the start-up ratio), not at the hard timeout."""
+    job = tmp_path / "job"
+
+    def fake_qemu(*a: object) -> list[str]:
+        code = (
+            "import json, pathlib, time\n"
+            f"j = pathlib.Path({str(job)!r})\n"
+            "(j / 'out').mkdir(exist_ok=True)\n"
+            "(j / 'results.json').write_text(json.dumps({'boot_s': 0.2, 'results': []}))\n"
+            "(j / 'out' / 'probe-startup.json').write_text(json.dumps({'startup_s': [2.0]}))\n"
+            "time.sleep(60)\n"
+        )
+        return [sys.executable, "-c", code]
+
+    monkeypatch.setattr(run, "qemu_argv", fake_qemu)
+    budget = run.Budget(base_s=0.5, reference_boot_s=2.0, reference_startup_s=1.0, max_scale=4)
+    res = run.run_job([["true"]], timeout_s=30, job_dir=job, image=Image(tmp_path), budget=budget)
+    assert res.timed_out and res.budget_s == 0.2 + 0.5 * 2.0
+    assert res.budget_s <= res.wall_s < 10
+    assert res.boot_s == 0.2 and res.probe_startup_s == [2.0]
+    assert "probe start-up median 2.00 s" in res.summary() and "1 s budget" in res.summary()
+
+
 def test_runner_reports_a_qemu_that_fails_to_start(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(run, "qemu_argv", lambda *a: ["sh", "-c", "echo bad option >&2; exit 1"])
     with pytest.raises(run.VmUnavailable, match="bad option"):

@@ -54,6 +54,7 @@ def run_job(job_dir: Path) -> int:
     report: dict = {"boot_s": uptime_s(), "kernel": os.uname().release, "results": []}
     report["mount_errors"] = mount_shares(job.get("mounts", []))
     results_path = job_dir / "results.json"
+    _write(results_path, report)  # the host learns the boot time now (its budget scales by it)
     for cmd in job["commands"]:
         t0 = time.monotonic()
         entry: dict = {"argv": cmd["argv"]}
@@ -80,10 +81,14 @@ def run_job(job_dir: Path) -> int:
         entry["duration_s"] = round(time.monotonic() - t0, 3)
         report["results"].append(entry)
         report["uptime_s"] = uptime_s()
-        tmp = results_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(report, indent=1))
-        tmp.replace(results_path)
+        _write(results_path, report)
     return 0
+
+
+def _write(path: Path, report: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(report, indent=1))
+    tmp.replace(path)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,42 @@ class Command:
         return {"argv": self.argv, "timeout_s": self.timeout_s, "cwd": self.cwd, "env": self.env}
 
 
+STARTUP_FILE = "probe-startup.json"
+"""Written into the job's out/ by the in-VM bench (vm/linkbench.py): each probe's start-up s."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A job's time limit that scales with how slow this host is. `base_s` of work after boot
+    is what the job needs on a host that boots in `reference_boot_s` and starts a probe
+    process in `reference_startup_s`; a slower host gets `base_s` times the larger of the two
+    measured ratios (at least 1, at most `max_scale`). The limit is known once the guest
+    reports its boot and is raised as probe start-up times arrive."""
+
+    base_s: float
+    reference_boot_s: float
+    reference_startup_s: float
+    max_scale: float
+
+    def scale(self, boot_s: float | None, startup_s: float | None) -> float:
+        ratios = [1.0]
+        if boot_s is not None:
+            ratios.append(boot_s / self.reference_boot_s)
+        if startup_s is not None:
+            ratios.append(startup_s / self.reference_startup_s)
+        return min(self.max_scale, max(ratios))
+
+    def limit_s(self, boot_s: float | None, startup_s: float | None) -> float:
+        """Seconds from qemu's start; before the boot is known, the longest boot allowed."""
+        if boot_s is None:
+            return self.reference_boot_s * self.max_scale
+        return boot_s + self.base_s * self.scale(boot_s, startup_s)
+
+    def cap_s(self) -> float:
+        """The most any job may take (boot and work at max_scale)."""
+        return (self.reference_boot_s + self.base_s) * self.max_scale
+
+
 @dataclass
 class JobResult:
     job_dir: Path
@@ -51,6 +87,8 @@ class JobResult:
     guest_log: str
     mount_errors: list[str] = field(default_factory=list)
     kernel: str | None = None  # the guest's `uname -r`
+    budget_s: float | None = None  # the limit in force when the job ended (a Budget's)
+    probe_startup_s: list[float] = field(default_factory=list)
 
     @property
     def out_dir(self) -> Path:
@@ -60,8 +98,15 @@ class JobResult:
         return not self.timed_out and all(r.get("rc") == 0 for r in self.results)
 
     def summary(self) -> str:
-        lines = [f"VM job: boot {self.boot_s} s, wall {self.wall_s:.0f} s, qemu rc {self.qemu_rc}"
-                 + (", TIMED OUT" if self.timed_out else "")]  # fmt: skip
+        head = f"VM job: boot {self.boot_s} s"
+        if self.probe_startup_s:
+            st = sorted(self.probe_startup_s)
+            head += (f", probe start-up median {st[len(st) // 2]:.2f} s max {st[-1]:.2f} s"
+                     f" ({len(st)} probes)")  # fmt: skip
+        head += f", wall {self.wall_s:.0f} s"
+        if self.budget_s is not None:
+            head += f" of a {self.budget_s:.0f} s budget"
+        lines = [head + f", qemu rc {self.qemu_rc}" + (", TIMED OUT" if self.timed_out else "")]
         lines += [f"  share not mounted: {e}" for e in self.mount_errors]
         for r in self.results:
             lines.append(f"  rc={r.get('rc')} {r.get('duration_s')} s: {' '.join(r['argv'])}")
@@ -143,11 +188,14 @@ def run_job(
     data: Path | None = None,
     image: Image | None = None,
     shares: Sequence[Path] = (),
+    budget: Budget | None = None,
 ) -> JobResult:
     """Boot, run `commands` in order inside the VM, power off. Files the commands write to
     $PRIOLAB_VM_OUT are in `result.out_dir`; `shares` are more host folders, read-write,
     mounted at their own paths inside (outside the checkout and the data, e.g. a results
-    folder). Raises VmUnavailable if the image cannot be built."""
+    folder). The job is killed after `timeout_s`, or earlier by `budget` (scaled by the boot
+    and probe start-up measured as the job runs). Raises VmUnavailable if the image cannot be
+    built."""
     img = image or build()
     if data is None and (src.parent / "shared" / "data").is_dir():
         data = src.parent / "shared" / "data"
@@ -158,11 +206,12 @@ def run_job(
     mounts = [{"tag": f"x{i}", "path": str(p)} for i, p in enumerate(extra)]
     job = {"commands": [c.to_json() for c in cmds], "mounts": mounts}
     (job_dir / "job.json").write_text(json.dumps(job))
-    for stale in ("results.json", "guest.log", "console.log"):
+    for stale in ("results.json", "guest.log", "console.log", f"out/{STARTUP_FILE}"):
         (job_dir / stale).unlink(missing_ok=True)
     argv = qemu_argv(img, job_dir, src.resolve(), data.resolve() if data else None, extra)
     t0 = time.monotonic()
     timed_out = False
+    budget_s: float | None = None
     with _signals_raise():
         proc = subprocess.Popen(
             argv,
@@ -172,9 +221,7 @@ def run_job(
             start_new_session=True,
         )
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            budget_s, timed_out = _wait(proc, t0, timeout_s, budget, job_dir)
         finally:
             _kill(proc)
     wall = time.monotonic() - t0
@@ -199,7 +246,56 @@ def run_job(
         guest_log=text("guest.log"),
         mount_errors=report.get("mount_errors", []),
         kernel=report.get("kernel"),
+        budget_s=budget_s,
+        probe_startup_s=_startups(job_dir),
     )
 
 
-__all__ = ["Command", "JobResult", "VmUnavailable", "extra_shares", "qemu_argv", "run_job"]
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        return {}  # absent, or caught between the guest's write and rename
+
+
+def _startups(job_dir: Path) -> list[float]:
+    return [float(x) for x in _read_json(job_dir / "out" / STARTUP_FILE).get("startup_s", [])]
+
+
+def _wait(
+    proc: subprocess.Popen[bytes],
+    t0: float,
+    timeout_s: float,
+    budget: Budget | None,
+    job_dir: Path,
+) -> tuple[float | None, bool]:
+    """Wait for qemu to exit: (the limit in force at the end, whether it was exceeded)."""
+    if budget is None:
+        try:
+            proc.wait(timeout=timeout_s)
+            return None, False
+        except subprocess.TimeoutExpired:
+            return None, True
+    boot_s: float | None = None
+    while True:
+        if boot_s is None:
+            boot_s = _read_json(job_dir / "results.json").get("boot_s")
+        st = sorted(_startups(job_dir))
+        limit = min(timeout_s, budget.limit_s(boot_s, st[len(st) // 2] if st else None))
+        try:
+            proc.wait(timeout=min(2.0, max(0.0, t0 + limit - time.monotonic())))
+            return limit, False
+        except subprocess.TimeoutExpired:
+            if time.monotonic() - t0 >= limit:
+                return limit, True
+
+
+__all__ = [
+    "Budget",
+    "Command",
+    "JobResult",
+    "VmUnavailable",
+    "extra_shares",
+    "qemu_argv",
+    "run_job",
+]
