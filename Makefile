@@ -92,7 +92,7 @@ test-rust:
 	cargo test --release --workspace --locked
 
 test-python:
-	$(VENV)/bin/pytest -q -ra
+	$(VENV)/bin/pytest -q -ra --durations=8
 
 clean-results:
 	rm -rf results .snakemake
