@@ -79,7 +79,7 @@ test-rust:
 # The documentation site: the generated pages (`snakemake book`: results per paper from the run
 # folders present, workload reference pages), then MkDocs (mkdocs.yml) into build/site.
 docs: setup
-	$(VENV)/bin/snakemake --cores 1 --forcerun book book
+	$(VENV)/bin/snakemake --cores 1 --force book
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 # Every page of the site rendered in headless Chromium: headings, images, internal links;

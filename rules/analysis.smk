@@ -127,7 +127,7 @@ rule book:
     paper, the sim-vs-Mininet agreement page and one reference page per workload, into
     docs/results/ and docs/workloads/. Reads the run folders already aggregated under RESULTS
     and starts no run; with none, each page says so and names the command that makes them.
-    By name, always rebuilt: `snakemake --cores 1 --forcerun book book` (`make docs`)."""
+    By name, always rebuilt: `snakemake --cores 1 --force book` (`make docs`)."""
     output:
         directory("docs/results"),
         directory("docs/workloads"),
