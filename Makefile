@@ -1,7 +1,9 @@
 # priolab: the two commands. Both do every set-up step themselves on a fresh Debian 12
 # machine as root, and skip what is already done.
 #   make reproduce   install, build, run the quick reproduction of RISE, print the summary
-#   make test        install, build, run every test (Rust and Python) and the linters
+#   make test        install, build, run every test (Rust and Python) and the linters, build
+#                    the documentation site and check it in headless Chromium
+#   make docs        the documentation site (build/site) from docs/ and the generated pages
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/.venv/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -15,15 +17,17 @@ CORES ?= 2
 # Debian packages: Mininet and its tools, traffic tools, the Python venv, ffmpeg for
 # frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM,
 # tcpdump for packet capture (scenario key capture), GStreamer with x264enc (plugins-ugly) and
-# avdec_h264 (libav) and its development files for the `roq` endpoint's live encoder/decoder.
+# avdec_h264 (libav) and its development files for the `roq` endpoint's live encoder/decoder;
+# chromium for the documentation site's browser check (`make test-docs`).
 APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
 	ffmpeg openssh-server openssh-client sshpass rsync tcpdump \
 	debootstrap qemu-system-x86 e2fsprogs \
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base \
-	gstreamer1.0-plugins-ugly gstreamer1.0-libav
+	gstreamer1.0-plugins-ugly gstreamer1.0-libav \
+	chromium
 
-.PHONY: setup apt venv lock build reproduce test test-rust test-python lint clean-results doctor vm
+.PHONY: setup apt venv lock build reproduce test test-rust test-python test-docs docs lint clean-results doctor vm
 
 setup: apt venv build
 
@@ -62,7 +66,7 @@ lock:
 	/usr/bin/python3 -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '$(PIP_TOOLS)'
 	.lock-venv/bin/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe \
-		--all-build-deps --extra dev --extra testbed --output-file $(LOCK) pyproject.toml
+		--all-build-deps --extra dev --extra testbed --extra docs --output-file $(LOCK) pyproject.toml
 	rm -rf .lock-venv
 
 build:
@@ -75,7 +79,7 @@ reproduce: setup
 	$(VENV)/bin/snakemake --cores $(CORES) --config scenario=$(SCENARIO) --rerun-incomplete
 	$(VENV)/bin/python -m analysis.show results/$$($(PY) -c "import sys; from priolab.scenario import load; print(load(sys.argv[1]).name)" $(SCENARIO))
 
-test: setup lint vm test-rust test-python
+test: setup lint vm test-rust test-docs test-python
 
 # The stock-kernel VM image (vm/README.md): built from Debian's packages into
 # /var/cache/priolab-vm, again only when its recipe changes; tests/test_vm.py boots it.
@@ -90,6 +94,18 @@ lint:
 
 test-rust:
 	cargo test --release --workspace --locked
+
+# The documentation site: the generated pages (`snakemake book`: results per paper from the run
+# folders present, workload reference pages), then MkDocs (mkdocs.yml) into build/site.
+docs: setup
+	$(VENV)/bin/snakemake --cores 1 --force book
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# Every page of the site rendered in headless Chromium: headings, images, internal links;
+# one screenshot per page in build/docs-screenshots (kept as the test's artefacts).
+test-docs: docs
+	rm -rf build/docs-screenshots
+	$(VENV)/bin/python -m analysis.book.browser build/site --shots build/docs-screenshots
 
 test-python:
 	$(VENV)/bin/pytest -q -ra --durations=8

@@ -108,7 +108,7 @@ rule rise_map:
 rule reproduction:
     """REPRODUCTION.md: each claim of the paper (Fig. 5, 6, 8, 9, 10), priolab's number with
     its CI on each path, the regime and the explanation, from the loaded report scenarios'
-    runs and the map. The committed copy is analysis/REPRODUCTION.md."""
+    runs and the map. The RISE results page (`snakemake book`) embeds the same report."""
     input:
         points=rules.rise_map.output.points,
         cells=rules.predictor_map.output.cells,
@@ -120,3 +120,18 @@ rule reproduction:
     shell:
         "{PY:q} -m priolab.workloads.rise.reproduction --out {output:q} --points {input.points:q}"
         " --cells {input.cells:q} {params.dirs:q}"
+
+
+rule book:
+    """The generated pages of the documentation site (analysis/book/): one results page per
+    paper, the sim-vs-Mininet agreement page and one reference page per workload, into
+    docs/results/ and docs/workloads/. Reads the run folders already aggregated under RESULTS
+    and starts no run; with none, each page says so and names the command that makes them.
+    By name, always rebuilt: `snakemake --cores 1 --force book` (`make docs`)."""
+    output:
+        directory("docs/results"),
+        directory("docs/workloads"),
+    params:
+        results=RESULTS,
+    shell:
+        "{PY:q} -m analysis.book --results {params.results:q} --out docs"

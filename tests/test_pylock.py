@@ -46,7 +46,7 @@ def test_the_lock_covers_every_dependency_of_pyproject():
     """Editing pyproject.toml without `make lock` leaves a dependency out of the lock."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     wanted = list(project["dependencies"])
-    for extra in ("dev", "testbed"):
+    for extra in ("dev", "testbed", "docs"):
         wanted += project["optional-dependencies"][extra]
     pins = pylock.read_pins(REPO / "requirements.lock")
     names = {pylock.canonical(re.split(r"[<>=!~\[; ]", w, maxsplit=1)[0]) for w in wanted}

@@ -1,0 +1,100 @@
+"""Write the generated pages of the documentation site (see analysis/book/__init__.py)."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from analysis.book import agreement, results, workloads
+from analysis.book.papers import PAPERS, RISE
+from priolab.paths import REPO_ROOT
+from priolab.workloads import WORKLOADS
+
+
+def _commit(repo: Path) -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            capture_output=True, text=True, check=True, cwd=repo,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=False, cwd=repo,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out + (" (with uncommitted changes)" if dirty else "")
+
+
+def rise_report(res: Path) -> list[str]:
+    """The reproduction report's body (claims per path, regime, freezes, map) for the RISE
+    scenarios that were aggregated, demoted under one heading."""
+    from priolab.workloads.rise import reproduction
+
+    dirs = [
+        res / n
+        for n in RISE.scenarios
+        if (res / n / "runs.csv").is_file() and (res / n / "exclusions.csv").is_file()
+    ]
+    if not dirs:
+        return []
+    pts, cells = res / "map" / "rise_map_points.csv", res / "predictor" / "predictor_map.csv"
+    text = reproduction.report(
+        dirs, pts if pts.is_file() else None, cells if cells.is_file() else None
+    )
+    body = text.split("\n", 1)[1]  # its own title goes
+    return [
+        "## The reproduction report (claims by path, regime, freezes, the map)",
+        "",
+        *results._demote(body, 1),
+        "",
+    ]
+
+
+def build(res: Path, out: Path, repo: Path) -> list[Path]:
+    for sub in ("results", "workloads"):  # generated folders only: docs/ holds hand-written pages
+        if (out / sub).exists():
+            shutil.rmtree(out / sub)
+        (out / sub).mkdir(parents=True)
+    commit = _commit(repo)
+    written = []
+    for paper in PAPERS:
+        extra = rise_report(res) if paper is RISE else None
+        p = out / "results" / f"{paper.key}.md"
+        p.write_text(results.page(paper, res, out / "results", repo, commit, extra))
+        written.append(p)
+    files = results.scenario_files(repo)
+    found, kinds = [], {}
+    for paper in PAPERS:
+        for n in paper.scenarios:
+            if s := results.load_scenario(res, n, files):
+                found.append(s)
+                kinds[n] = paper.kind
+    p = out / "results" / "agreement.md"
+    p.write_text(agreement.page(found, kinds))
+    written.append(p)
+    # probe is the calibration's workload, not one a scenario runs
+    kinds_all = sorted(k for k in WORKLOADS if k != "probe")
+    for k in kinds_all:
+        p = out / "workloads" / f"{k}.md"
+        p.write_text(workloads.page(k, repo))
+        written.append(p)
+    (out / "workloads" / "index.md").write_text(workloads.index(kinds_all))
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m analysis.book", description=__doc__)
+    ap.add_argument("--results", type=Path, default=REPO_ROOT / "results")
+    ap.add_argument("--out", type=Path, default=REPO_ROOT / "docs")
+    args = ap.parse_args(argv)
+    for p in build(args.results, args.out, REPO_ROOT):
+        print(p)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""One results page per paper, from the run folders present under RESULTS.
+
+For each paper (papers.py): the claims beside priolab's numbers (mean or ratio of means with
+its 95 % bootstrap CI, n runs, site, scenario file, setting), each scenario's summary and
+figures, and the provenance (commits the runs were made at, the run folders, the calibration
+reports, the invalid runs with their reasons). With no run folders the page says so and names
+the command that produces them. Reads only aggregated scenario folders (runs.csv,
+exclusions.csv, summary.md, figures/) and each run's metadata.json.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from analysis.book.papers import Claim, Paper
+from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+
+
+@dataclass
+class ScenarioRuns:
+    name: str
+    dir: Path
+    file: Path | None  # scenarios/<file>.yaml whose `name:` is `name`
+    runs: pd.DataFrame  # runs.csv (valid runs), with `site` and `commit` columns added
+    excluded: pd.DataFrame  # exclusions.csv
+
+
+def scenario_files(repo: Path) -> dict[str, Path]:
+    """Scenario name → its file under scenarios/ (the `name:` key)."""
+    out: dict[str, Path] = {}
+    for f in sorted((repo / "scenarios").glob("*.yaml")):
+        try:
+            name = (yaml.safe_load(f.read_text()) or {}).get("name")
+        except yaml.YAMLError:
+            continue
+        if isinstance(name, str):
+            out[name] = f.relative_to(repo)
+    return out
+
+
+def _csv(p: Path) -> pd.DataFrame:
+    if not p.is_file():
+        return pd.DataFrame()
+    try:
+        return pd.read_csv(p)
+    except pd.errors.EmptyDataError:
+        return pd.DataFrame()
+
+
+def _meta(run_dir: Path) -> dict:
+    try:
+        return json.loads((run_dir / "metadata.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def load_scenario(results: Path, name: str, files: dict[str, Path]) -> ScenarioRuns | None:
+    """The scenario's aggregated runs, or None when it was not aggregated (no runs.csv)."""
+    d = results / name
+    if not (d / "runs.csv").is_file():
+        return None
+    runs = _csv(d / "runs.csv")
+    if not runs.empty:
+        metas = [_meta(Path(p)) for p in runs["path"]]
+        runs["site"] = [str((m.get("site") or {}).get("kind", "–")) for m in metas]
+        runs["commit"] = [
+            str((m.get("git") or {}).get("commit") or "unknown")[:12]
+            + ("+dirty" if (m.get("git") or {}).get("dirty") else "")
+            for m in metas
+        ]
+    return ScenarioRuns(name, d, files.get(name), runs, _csv(d / "exclusions.csv"))
+
+
+def fmt(x: float) -> str:
+    if math.isnan(x):
+        return "–"
+    if math.isinf(x):
+        return "∞"
+    return f"{x:.3g}"
+
+
+def ci(v: tuple[float, float, float], n: int) -> str:
+    x, lo, hi = v
+    if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+        return f"{fmt(x)} (n={n}, no CI)"
+    return f"{fmt(x)} [{fmt(lo)}, {fmt(hi)}]"
+
+
+def _values(runs: pd.DataFrame, setting: str, scheme: str, metric: str) -> list[float]:
+    if runs.empty or metric not in runs:
+        return []
+    g = runs[(runs["setting"] == setting) & (runs["scheme"] == scheme)]
+    return [float(x) for x in g[metric] if np.isfinite(x)]
+
+
+def verdict(c: Claim, v: tuple[float, float, float], n: int) -> str:
+    x, lo, hi = v
+    if math.isnan(x):
+        return "undefined"
+    if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+        return "no CI: compare the value"
+    if hi < c.lo:
+        return "priolab lower (CI below the paper)"
+    if lo > c.hi:
+        return "priolab higher (CI above the paper)"
+    return "paper's value inside the CI"
+
+
+def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
+    """One row per (scenario, setting) where the claim's schemes both ran."""
+    rows = []
+    for s in scenarios:
+        if s.runs.empty or c.metric not in s.runs:
+            continue
+        for setting in dict.fromkeys(s.runs["setting"]):
+            if c.settings and str(setting).split("/")[0] not in c.settings:
+                continue
+            a = _values(s.runs, setting, c.num, c.metric)
+            if not a:
+                continue
+            if c.den:
+                b = _values(s.runs, setting, c.den, c.metric)
+                if not b:
+                    continue
+                n = min(len(a), len(b))
+                v = bootstrap_ratio_ci(a, b) if np.mean(b) != 0 else (math.nan,) * 3
+                n_text = f"{len(a)}+{len(b)}"
+            else:
+                v, n = bootstrap_ci(a)[:3], len(a)
+                n_text = str(n)
+            sel = s.runs[(s.runs["setting"] == setting) & s.runs["scheme"].isin([c.num, c.den])]
+            sites = ", ".join(sorted(set(sel["site"])))
+            file = f"`{s.file}`" if s.file else s.name
+            rows.append(
+                [ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]  # type: ignore[arg-type]
+            )
+    return rows
+
+
+def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
+    lines = [
+        "## The paper's claims beside priolab's numbers",
+        "",
+        "Mean over valid runs, or the ratio of two schemes' means, with its 95 % percentile "
+        "bootstrap CI (analysis/stats.py); n = valid runs (numerator + denominator).",
+        "",
+        "| source | claim | metric | paper | priolab [95 % CI] | n | site | scenario file | "
+        "setting | verdict |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in paper.claims:
+        what = f"`{c.metric}` {c.num}" + (f" ÷ {c.den}" if c.den else "")
+        rows = claim_rows(c, scenarios)
+        if not rows:
+            lines.append(f"| {c.figure} | {c.text} | {what} | {c.paper} | not run | | | | | |")
+        for r in rows:
+            lines.append(f"| {c.figure} | {c.text} | {what} | {c.paper} | " + " | ".join(r) + " |")
+    return [*lines, ""]
+
+
+def _demote(md: str, by: int = 1) -> list[str]:
+    out, code = [], False
+    for line in md.splitlines():
+        if line.startswith("```"):
+            code = not code
+        if not code and line.startswith("#"):
+            line = "#" * by + line
+        out.append(line)
+    return out
+
+
+def figures_section(s: ScenarioRuns, out_dir: Path) -> list[str]:
+    """Copy the scenario's PNG figures beside the page and embed them with their captions."""
+    figs = sorted((s.dir / "figures").glob("*.png")) if (s.dir / "figures").is_dir() else []
+    if not figs:
+        return ["No figures yet (`snakemake figures`).", ""]
+    dest = out_dir / "figures" / s.name
+    dest.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    for f in figs:
+        shutil.copy2(f, dest / f.name)
+        cap = f.with_suffix(".txt")
+        caption = cap.read_text().strip() if cap.is_file() else f.stem
+        lines += [f"![{f.stem}](figures/{s.name}/{f.name})", "", caption, ""]
+    return lines
+
+
+def provenance_section(scenarios: list[ScenarioRuns], results: Path, repo_commit: str) -> list[str]:
+    lines = ["## Provenance", ""]
+    lines.append(f"Page generated by `python -m analysis.book` at commit {repo_commit}.")
+    lines.append("")
+    cals = sorted(results.glob("calibration-*.json"))
+    if cals:
+        lines += ["Calibration reports (`priolab calibrate`): "]
+        lines += [f"- `{c.relative_to(results.parent) if c.is_relative_to(results.parent) else c}`"
+                  + _cal_summary(c) for c in cals]  # fmt: skip
+    else:
+        lines.append("Calibration reports: none under the results folder.")
+    lines.append("")
+    for s in scenarios:
+        lines += [f"### {s.name}", ""]
+        if not s.runs.empty:
+            commits = ", ".join(sorted(set(s.runs["commit"])))
+            lines += [f"Valid runs: {len(s.runs)}, made at commit(s) {commits}.", ""]
+            lines += [f"- `{p}`" for p in s.runs["path"]]
+            lines.append("")
+        if not s.excluded.empty:
+            lines += ["Invalid runs (excluded) and why:", ""]
+            lines += [f"- `{r.path}`: {r.reasons}" for r in s.excluded.itertuples()]
+            lines.append("")
+    return lines
+
+
+def _cal_summary(p: Path) -> str:
+    try:
+        d = json.loads(p.read_text())
+    except (OSError, ValueError):
+        return " (unreadable)"
+    verdicts = [v for v in _walk(d, "pass") if isinstance(v, bool)]
+    if not verdicts:
+        return ""
+    return f": {sum(verdicts)} of {len(verdicts)} targets passed"
+
+
+def _walk(d: object, key: str) -> list[object]:
+    if isinstance(d, dict):
+        return [v for k, v in d.items() if k == key] + [
+            x for v in d.values() for x in _walk(v, key)
+        ]
+    if isinstance(d, list):
+        return [x for v in d for x in _walk(v, key)]
+    return []
+
+
+def no_runs(paper: Paper, files: dict[str, Path]) -> list[str]:
+    first = next((files[s] for s in paper.scenarios if s in files), None)
+    cmd = f"snakemake --cores 2 --config scenario={first}" if first else "snakemake --cores 2"
+    return [
+        '!!! warning "No runs are present"',
+        f"    No run folder of this paper's scenarios ({', '.join(paper.scenarios)}) was found "
+        "under the results folder, so this page holds no measured number. "
+        f"Produce them with `{cmd}` (one scenario; any of the scenarios above works the same "
+        "way), then rebuild the pages with `make docs`.",
+        "",
+    ]
+
+
+def page(
+    paper: Paper,
+    results: Path,
+    out_dir: Path,
+    repo: Path,
+    repo_commit: str,
+    extra: list[str] | None = None,
+) -> str:
+    """The markdown of one paper's results page; figures are copied under out_dir."""
+    files = scenario_files(repo)
+    found = [s for n in paper.scenarios if (s := load_scenario(results, n, files))]
+    lines = [
+        f"# {paper.short}: results",
+        "",
+        f"Paper: {paper.title} (`../shared/seeds/{paper.seed}`). Workload: "
+        f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders under "
+        "the results folder by `snakemake book` (`python -m analysis.book`); nothing on this "
+        "page is typed by hand.",
+        "",
+    ]
+    if not found:
+        lines += no_runs(paper, files)
+    if paper.claims:
+        lines += claims_section(paper, found)
+    lines += extra or []
+    for s in found:
+        lines += [f"## Scenario {s.name}", ""]
+        lines.append(f"Scenario file: `{s.file}`." if s.file else "Scenario file: not found.")
+        sites = ", ".join(sorted(set(s.runs["site"]))) if not s.runs.empty else "–"
+        lines += [
+            f" Valid runs: {len(s.runs)}; invalid: {len(s.excluded)}; site(s): {sites}.",
+            "",
+        ]
+        summary = s.dir / "summary.md"
+        if summary.is_file():
+            lines += _demote(summary.read_text(), 2)
+            lines.append("")
+        lines += figures_section(s, out_dir)
+    if found:
+        lines += provenance_section(found, results, repo_commit)
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,160 @@
+"""The results book (analysis/book/): the markdown lint, the generated pages with and without
+runs, the workload reference pages, and the site's browser check."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.book import lint, results, workloads
+from analysis.book.__main__ import build
+from analysis.book.papers import DTP
+from priolab.paths import REPO_ROOT
+from priolab.workloads.dtp.workload import DtpParams
+
+BAD = """# A page
+
+Measured 2026-11-26 at 03:43:13 UTC on commit 6c302ca, then again at 21:08.
+"""
+GOOD = """# A page
+
+A ratio of 1:10, 30 fps, port 4433, a 1048576-byte buffer, seeds/001, 0.05 %, Q0-Q100,
+see [the history](investigations/2026-11-26-roq-measurements.md).
+"""
+
+
+def test_lint_flags_time_commit_and_date():
+    kinds = sorted({k for _, k, _ in lint.findings(BAD)})
+    assert kinds == ["commit id", "date", "time of day"]
+    assert [m for _, k, m in lint.findings(BAD) if k == "time of day"] == ["03:43:13", "21:08"]
+
+
+def test_lint_passes_plain_text_and_links_to_history():
+    assert lint.findings(GOOD) == []
+
+
+def test_lint_cli_fails_on_a_bad_file(tmp_path):
+    f = tmp_path / "bad.md"
+    f.write_text(BAD)
+    assert lint.main([str(f)]) == 1
+    f.write_text(GOOD)
+    assert lint.main([str(f)]) == 0
+
+
+def test_hand_written_markdown_has_no_time_commit_or_date():
+    found = [
+        f"{f.relative_to(REPO_ROOT)}:{line}: {kind} {m!r}"
+        for f in lint.tracked_markdown()
+        for line, kind, m in lint.findings(f.read_text())
+    ]
+    assert found == [], "move measurements to docs/investigations/ or a generated page"
+
+
+def test_pages_build_without_runs_and_say_so(tmp_path):
+    written = build(tmp_path / "no-results", tmp_path / "docs", REPO_ROOT)
+    names = {p.relative_to(tmp_path / "docs").as_posix() for p in written}
+    for paper in ("rise", "dtp", "qpr", "roq", "moq", "agreement"):
+        assert f"results/{paper}.md" in names
+        text = (tmp_path / "docs" / "results" / f"{paper}.md").read_text()
+        assert "No runs are present" in text
+    assert "--config scenario=scenarios/" in (tmp_path / "docs/results/dtp.md").read_text()
+    assert "sim" in (tmp_path / "docs/results/agreement.md").read_text()
+
+
+def _fake_scenario(results_dir: Path) -> None:
+    """dtp-quick with 3 valid runs per scheme (deadline ratio 0.8 vs 0.2) and one invalid."""
+    d = results_dir / "dtp-quick"
+    rows = []
+    for scheme, value in (("dtp", 0.8), ("quic", 0.2)):
+        for rep in (1, 2, 3):
+            run = d / "R3MB" / scheme / "none" / f"r{rep}"
+            run.mkdir(parents=True)
+            meta = {"site": {"kind": "mininet"}, "git": {"commit": "a" * 40, "dirty": False}}
+            (run / "metadata.json").write_text(json.dumps(meta))
+            rows.append({"path": str(run), "setting": "R3MB", "scheme": scheme,
+                         "deadline_ratio": value + 0.01 * rep})  # fmt: skip
+    pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "path": "R3MB/dtp/none/r4",
+                "setting": "R3MB",
+                "scheme": "dtp",
+                "speed": "none",
+                "rep": 4,
+                "reasons": "CPU saturated",
+            }
+        ]  # fmt: skip
+    ).to_csv(d / "exclusions.csv", index=False)
+    (d / "summary.md").write_text("# dtp-quick\n\n| metric | dtp |\n|---|---|\n")
+    (d / "figures").mkdir()
+    (d / "figures" / "deadline.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (d / "figures" / "deadline.txt").write_text("Deadline ratio per scheme.")
+
+
+def test_results_page_sets_claim_beside_runs_with_provenance(tmp_path):
+    _fake_scenario(tmp_path / "results")
+    out = tmp_path / "docs" / "results"
+    out.mkdir(parents=True)
+    text = results.page(DTP, tmp_path / "results", out, REPO_ROOT, "abc")
+    assert "No runs are present" not in text
+    row = next(line for line in text.splitlines() if line.startswith("| abstract, Fig. 3"))
+    assert "| 3+3 | mininet | `scenarios/dtp-quick.yaml` | R3MB |" in row
+    assert row.split(" | ")[4].startswith("3.73 [")  # (0.81+0.82+0.83) / (0.21+0.22+0.23)
+    assert "![deadline](figures/dtp-quick/deadline.png)" in text
+    assert (out / "figures" / "dtp-quick" / "deadline.png").is_file()
+    assert "CPU saturated" in text and "aaaaaaaaaaaa" in text
+
+
+def test_workload_page_follows_the_model():
+    text = workloads.page("dtp", REPO_ROOT)
+    for name, field in DtpParams.model_fields.items():
+        assert f"| `{name}` |" in text
+        if field.description:
+            assert field.description.replace("|", "\\|") in text
+    assert "`deadline_ratio`" in text  # a core metric
+    assert "≤ 1.0" in text  # alpha's bound from the schema
+    assert json.dumps(DtpParams.model_json_schema(), indent=2) in text
+
+
+needs_site_tools = pytest.mark.skipif(
+    shutil.which("chromium") is None
+    or shutil.which("mkdocs", path=str(Path(sys.executable).parent)) is None,
+    reason="needs Debian's chromium and mkdocs in the venv (make setup installs both)",
+)
+
+
+@needs_site_tools
+def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
+    from analysis.book import browser
+
+    docs = tmp_path / "src"
+    shutil.copytree(REPO_ROOT / "docs", docs, ignore=shutil.ignore_patterns("results", "workloads"))
+    build(tmp_path / "no-results", docs, REPO_ROOT)
+    cfg = (REPO_ROOT / "mkdocs.yml").read_text()
+    cfg = cfg.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
+        "site_dir: build/site", f"site_dir: {tmp_path / 'site'}"
+    )
+    (tmp_path / "mkdocs.yml").write_text(cfg)
+    mkdocs = Path(sys.executable).parent / "mkdocs"
+    subprocess.run(
+        [str(mkdocs), "build", "--strict", "-q", "-f", str(tmp_path / "mkdocs.yml")], check=True
+    )
+    rep = browser.check(tmp_path / "site", tmp_path / "shots")
+    assert rep.problems == []
+    assert rep.pages >= 15 and rep.links > 10
+    assert (tmp_path / "shots" / "architecture.png").stat().st_size > 1000
+    # and it can fail: a broken link and a missing image are reported
+    page = tmp_path / "site" / "architecture.html"
+    page.write_text(
+        page.read_text().replace(
+            "</article>", '<a href="nowhere.html">x</a><img src="gone.png"></article>', 1
+        )
+    )
+    rep = browser.check(tmp_path / "site", None)
+    assert any("broken link (404)" in p for p in rep.problems)
+    assert any("image did not load" in p for p in rep.problems)
