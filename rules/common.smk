@@ -31,8 +31,8 @@ if "netns" not in workflow.global_resources:
 def load_scenarios():
     """name -> (file, runs, input files). The input files are the scenario's resolved file
     list (`priolab.scenario.input_files`): a run depends on them, and with scenario=all a
-    scenario whose files are not all present (e.g. ../shared/data absent) is left out, and
-    said so."""
+    scenario whose files are not all present (e.g. ../shared/data absent), or on the sim site
+    one that asks for what a sim run cannot do, is left out, and said so."""
     choice = str(config["scenario"])
     explicit = choice != "all"
     if explicit:
@@ -51,7 +51,14 @@ def load_scenarios():
             validate(read_yaml(f), SCENARIO_SCHEMA, set_default=False)  # the exported schema agrees
             runs = expand(sc, f)
             if SITE == "sim":  # what a sim run cannot do, before any job starts
-                sim_check(runs, f)
+                try:
+                    sim_check(runs, f, BACKEND or None)
+                except UserError as e:
+                    if explicit:
+                        raise
+                    print(f"workflow: {f} left out on the sim site: {': '.join(e.problems[0])}",
+                          file=sys.stderr)
+                    continue
             out[sc.name] = (f, runs, inputs)
         except UserError as e:  # the message priolab check prints: file, key, what is allowed
             print(f"{e.title}:\n{e}", file=sys.stderr)
