@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from priolab import machine_lock
 from priolab.errors import UserError
@@ -61,6 +61,16 @@ def _run_one(args: argparse.Namespace) -> int:
     runs = expand(sc, Path(args.scenario))
     spec = find_run(runs, args.setting, args.scheme, args.speed, args.rep, args.scenario)
     out = Path(args.out) if args.out else Path(args.results) / spec.rel_dir
+    if args.site == "sim":  # one process, no namespaces: no machine lock
+        from priolab.engine.sim_spec import SimPlanError, SimSiteError
+        from priolab.engine.sites.sim import run_one as run_one_sim
+
+        try:
+            meta = run_one_sim(spec, out, args.backend)
+        except SimPlanError as e:  # before anything ran: the keys a sim run cannot honour
+            raise SimSiteError(args.scenario, e.problems) from e
+        print(f"{out}: {_verdict(meta)}; {_sim_figures(meta)}")
+        return 0
     machine_lock.hold_until_exit("priolab run-one")  # input is valid: now wait for the machine
     if args.site == "vm":
         from priolab.engine.sites.vm import run_one_in_vm
@@ -68,9 +78,18 @@ def _run_one(args: argparse.Namespace) -> int:
         meta = run_one_in_vm(spec, Path(args.scenario), out, args.backend)
     else:
         meta = run_one(spec, out, args.backend)
-    verdict = "valid" if meta["valid"] else "INVALID: " + "; ".join(meta["invalid_reasons"])
-    print(f"{out}: {verdict}")
+    print(f"{out}: {_verdict(meta)}")
     return 0
+
+
+def _verdict(meta: dict[str, Any]) -> str:
+    return "valid" if meta["valid"] else "INVALID: " + "; ".join(meta["invalid_reasons"])
+
+
+def _sim_figures(meta: dict[str, Any]) -> str:
+    s = meta["site"]
+    return (f"virtual {s.get('virtual_s')} s in {s.get('wall_s')} s wall, "
+            f"{s.get('cpu_s')} s CPU (speed-up {s.get('speedup')}x)")  # fmt: skip
 
 
 def _clean(args: argparse.Namespace) -> int:
@@ -126,10 +145,11 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--backend", choices=["auto", "tc", "userspace"])
     r.add_argument(
         "--site",
-        choices=["mininet", "vm"],
+        choices=["mininet", "vm", "sim"],
         default="mininet",
         help="mininet: on this machine; vm: inside the stock-kernel VM (vm/README.md), "
-        "backend tc unless --backend says otherwise; run it under the netns lock",
+        "backend tc unless --backend says otherwise; run it under the netns lock; sim: one "
+        "priolab-sim process in virtual time (no root, no machine lock; priolab/README.md)",
     )
     r.set_defaults(func=_run_one)
 

@@ -88,6 +88,28 @@ class Capture(Strict):
     )  # fmt: skip
 
 
+class RecvBuffers(Strict):
+    """Receive buffer of each endpoint's sockets, modelled by the sim site (bytes; absent =
+    unbounded, as with the 4 MiB buffers the real endpoints ask for). `guest` applies to every
+    pair's guest end (access: guest; dumbbell: snd<i>), `host` to every host end."""
+
+    guest: int | None = Field(default=None, ge=1500, le=1 << 31,
+                              description="bytes; at least one 1500-byte datagram")  # fmt: skip
+    host: int | None = Field(default=None, ge=1500, le=1 << 31,
+                             description="bytes; at least one 1500-byte datagram")  # fmt: skip
+
+
+class SimOptions(Strict):
+    """What only the sim site (priolab-sim, virtual time) reads; the Mininet site's endpoints
+    have the kernel's own buffers."""
+
+    recv_buffer_bytes: RecvBuffers = Field(
+        default_factory=RecvBuffers,
+        description="model each endpoint's socket receive buffer (a full buffer drops, counted "
+        "as RcvbufErrors); absent = unbounded",
+    )
+
+
 class Matrix(Strict):
     """Which variants to run; each list defaults to every variant defined."""
 
@@ -114,6 +136,9 @@ class Scenario(Strict):
     )
     compare: Compare | None = Field(
         default=None, description="which schemes analysis compares (no ratios when absent)"
+    )
+    sim: SimOptions | None = Field(
+        default=None, description="options of the sim site only (engine/sites/sim.py)"
     )
 
     @model_validator(mode="after")
@@ -162,6 +187,7 @@ class RunSpec:
     base_dir: Path
     capture: Capture | None = None
     compare: dict[str, Any] | None = None
+    sim: SimOptions | None = None
 
     @property
     def rel_dir(self) -> Path:
@@ -185,6 +211,8 @@ class RunSpec:
             "compare": self.compare,
             # what the relative file names above (traces, workload inputs) are relative to
             "base_dir": str(self.base_dir.resolve()),
+            # only when set: the runs of scenarios without it keep their JSON
+            **({"sim": self.sim.model_dump(mode="json")} if self.sim else {}),
         }
 
 
@@ -415,6 +443,7 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
                     base_dir=base_dir,
                     capture=sc.capture,
                     compare=sc.compare.resolved(list(sc.schemes)) if sc.compare else None,
+                    sim=sc.sim,
                 )
             )
     if problems:

@@ -6,12 +6,18 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from priolab.engine import rundir
+from priolab.engine.sim_spec import sim_check
 from priolab.errors import UserError
 from priolab.scenario import expand, input_files, load, read_yaml
 
 PY = sys.executable  # the venv's python runs every tool, activated or not
-RESULTS = config["results"]
 TARGET = config["target"]
+SITE = config.get("site") or "mininet"  # sim: priolab-sim in virtual time (rules/run.smk)
+# sim runs go to their own tree by default: a Mininet run folder must never count as a done
+# sim run (or the reverse) because both have the same matrix coordinates
+RESULTS = config["results"] or ("results-sim" if SITE == "sim" else "results")
+if SITE == "sim" and TARGET != "mininet":
+    sys.exit(f"config: site=sim runs on this machine; it needs target=mininet, not {TARGET!r}")
 BACKEND = config.get("backend") or ""
 CALIBRATE = str(config["calibrate"]).lower() in ("1", "true", "yes")
 SCENARIO_SCHEMA = str(Path(workflow.basedir) / "scenarios" / "scenario.schema.json")
@@ -25,8 +31,8 @@ if "netns" not in workflow.global_resources:
 def load_scenarios():
     """name -> (file, runs, input files). The input files are the scenario's resolved file
     list (`priolab.scenario.input_files`): a run depends on them, and with scenario=all a
-    scenario whose files are not all present (e.g. ../shared/data absent) is left out, and
-    said so."""
+    scenario whose files are not all present (e.g. ../shared/data absent), or on the sim site
+    one that asks for what a sim run cannot do, is left out, and said so."""
     choice = str(config["scenario"])
     explicit = choice != "all"
     if explicit:
@@ -43,7 +49,17 @@ def load_scenarios():
                 continue
             sc = load(f)  # the full check: ranges, references, links resolved, traces read
             validate(read_yaml(f), SCENARIO_SCHEMA, set_default=False)  # the exported schema agrees
-            out[sc.name] = (f, expand(sc, f), inputs)
+            runs = expand(sc, f)
+            if SITE == "sim":  # what a sim run cannot do, before any job starts
+                try:
+                    sim_check(runs, f, BACKEND or None)
+                except UserError as e:
+                    if explicit:
+                        raise
+                    print(f"workflow: {f} left out on the sim site: {': '.join(e.problems[0])}",
+                          file=sys.stderr)
+                    continue
+            out[sc.name] = (f, runs, inputs)
         except UserError as e:  # the message priolab check prints: file, key, what is allowed
             print(f"{e.title}:\n{e}", file=sys.stderr)
             sys.exit(2)

@@ -1,12 +1,14 @@
-# The run of one matrix point on this machine: `priolab run-one` (the engine's Mininet site).
+# The run of one matrix point on this machine: `priolab run-one` on the engine's Mininet site,
+# or with site=sim on the sim site (priolab-sim, virtual time). Mininet runs take the `netns`
+# resource (one at a time, common.smk); sim runs take none and go --cores N at once.
 
 
 def calibration_input(wildcards):
-    return [CALIBRATION] if CALIBRATE else []
+    return [CALIBRATION] if CALIBRATE and SITE == "mininet" else []
 
 
 rule run:
-    """One matrix point: `priolab run-one` into its parameter-encoded directory."""
+    """One matrix point: `priolab run-one --site SITE` into its parameter-encoded directory."""
     input:
         rules.build.output,
         calibration_input,
@@ -16,10 +18,11 @@ rule run:
     wildcard_constraints:
         rep=r"\d+",
     resources:
-        netns=1,
+        netns=0 if SITE == "sim" else 1,
     params:
         file=scenario_file,
         backend=BACKEND,
         python=PY,
+        site=SITE,
     script:
         "scripts/run_one.py"

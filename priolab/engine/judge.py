@@ -7,6 +7,10 @@ duration, every process started on time, the CPU was not saturated on any node, 
 emulator saw no oversized frames and reported no error, (testbeds) the clocks agreed, and
 (every workload but the calibration probe) no node's kernel dropped UDP datagrams from a full
 socket receive buffer.
+
+A sim run (engine/sites/sim.py) is judged by the same rules on virtual time, but for one: the
+CPU-saturation rule does not apply (`cpu_rule_applies`), since a slow CPU stretches its wall
+time, not its virtual time; metadata.json's `cpu` says so (`applies: false`, `why`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from netem.userspace import read_stats, totals_from_finals
 from priolab.cpu import summarise
+from priolab.engine import rundir
 
 LATE_START_LIMIT_S = 1.0
 """A process that started more than this after its planned time makes the run invalid."""
@@ -26,6 +31,18 @@ CLOCK_OFFSET_LIMIT_S = 0.001
 delays are analysed at ms resolution)."""
 DURATION_SLACK_S = 0.5
 """A run that ended more than this before its duration is invalid."""
+
+
+SIM_CPU_NOTE = (
+    "sim site: every process runs on a virtual clock that waits for the CPU, so a busy CPU "
+    "slows the run's wall time, not what the endpoints see; the saturation rule does not apply "
+    "(CPU and wall seconds: metadata.json site.cpu_s, site.wall_s)"
+)
+
+
+def cpu_rule_applies(plan: dict[str, Any]) -> bool:
+    """Whether the CPU-saturation rule judges this run: on every site but sim."""
+    return plan.get("site") != "sim"
 
 
 RCVBUF_EXEMPT_WORKLOADS = frozenset({"probe"})
@@ -136,7 +153,10 @@ def judge(
         and (linkem.get("ready_time") is None or linkem["ready_time"] > t_start)
     ):
         reasons.append("linkem was not forwarding when the workload started")
-    cpu = cpu_summary(reports)
+    if cpu_rule_applies(plan):
+        cpu = {"applies": True, **cpu_summary(reports)}
+    else:
+        cpu = {"applies": False, "why": SIM_CPU_NOTE, "saturated": False}
     if cpu["saturated"]:
         reasons.append(
             f"CPU saturated (mean {cpu.get('utilisation_mean_pct')} %, rule: {cpu.get('rule')})"
@@ -178,13 +198,28 @@ def judge(
 # --------------------------------------------------------------------------- link counters
 
 
-def linkem_final(stats: Path, linkem: dict[str, Any] | None) -> dict[str, Any]:
-    """linkem's final counters (its stats file) and whether it ran and stopped as planned."""
+def stats_final(stats: Path) -> tuple[dict[str, Any], list[str]]:
+    """The link's final counters from a stats file in linkem's format (linkem, or the sim's
+    link, which writes the same lines), with the file's problems."""
     finals, per_second, errors = read_stats(stats)
     for key in ("a_to_b", "b_to_a"):
         if key not in finals:
             errors.append(f"no final stats line for {key} in {stats.name}")
     out = totals_from_finals(finals)
+    out.update(stats_file=stats.name, seconds_reported=len(per_second) // 2)
+    return out, errors
+
+
+def sim_link_final(stats: Path, sim_report: dict[str, Any] | None) -> dict[str, Any]:
+    """The sim's link: its stats file, and the final counters sim-report.json gives."""
+    out, errors = stats_final(stats)
+    out.update(exit_code=None, sim_counters=(sim_report or {}).get("link"), errors=errors)
+    return out
+
+
+def linkem_final(stats: Path, linkem: dict[str, Any] | None) -> dict[str, Any]:
+    """linkem's final counters (its stats file) and whether it ran and stopped as planned."""
+    out, errors = stats_final(stats)
     code = linkem["exit_code"] if linkem else None
     if linkem is None:
         errors.append("linkem did not run on the emulator node")
@@ -194,8 +229,7 @@ def linkem_final(stats: Path, linkem: dict[str, Any] | None) -> dict[str, Any]:
         errors.append("linkem did not stop on SIGTERM; killed")
     elif code != 0:
         errors.append(f"linkem exited with code {code}")
-    out.update(exit_code=code, stats_file=stats.name,
-               seconds_reported=len(per_second) // 2, errors=errors)  # fmt: skip
+    out.update(exit_code=code, errors=errors)
     return out
 
 
@@ -209,6 +243,12 @@ def tc_final(qdisc_stats: dict[str, Any], replayers: list[dict[str, Any]]) -> di
 
 def read_link_final(run: Path, plan: dict[str, Any], reports: dict[str, Any]) -> dict[str, Any]:
     """The link's counters from the files in a run folder (the only reading part)."""
+    if plan["link"]["applied"]["backend"] == "sim":
+        try:
+            report = json.loads((run / rundir.SIM_REPORT).read_text())
+        except (OSError, ValueError):
+            report = None  # the site's errors say why
+        return sim_link_final(run / "linkem-stats.jsonl", report)
     if plan["link"]["applied"]["backend"] == "userspace":
         procs = [p for r in reports.values() for p in r.get("processes", [])]
         return linkem_final(run / "linkem-stats.jsonl",

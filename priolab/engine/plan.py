@@ -77,7 +77,7 @@ class SiteNode:
 class Site:
     """Where a run happens: its nodes and how the emulated link is placed."""
 
-    kind: Literal["mininet", "testbed"]
+    kind: Literal["mininet", "testbed", "sim"]  # sim: one priolab-sim process (sites/sim.py)
     backend: Literal["tc", "userspace", "bridge"]  # bridge: no emulation (the direct path)
     backend_reason: str
     requested_backend: str
@@ -186,6 +186,12 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
     link: dict[str, Any] = {"setup": {}, "teardown": {}, "stats": {}, "processes": {},
                             "files": {}, "outputs": {}}  # fmt: skip
     up_in, up_out = site.emu_ifaces
+    if site.kind == "sim":  # linkem's Direction core inside priolab-sim: no node, no process
+        resolved = resolve_link(spec.link, spec.base_dir)
+        link["applied"] = {"backend": "sim", "core": "linkem::Direction",
+                           "config": linkem_config(resolved, spec.seed),
+                           "resolved": resolved.to_json()}  # fmt: skip
+        return link
     if site.backend == "bridge":  # the direct path (calibration's reference): no emulation
         if site.emulator is None:
             raise PlanError("link.backend: 'bridge' needs a node between guest and host")
@@ -311,7 +317,8 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
     link = _link_plan(spec, site)
     if spec.capture is not None:
         _capture_plan(link, site, spec.capture.snaplen_bytes)
-    settle = site.backend == "userspace" or spec.capture is not None
+    # (the sim's link exists before its first process starts: nothing to settle)
+    settle = site.kind != "sim" and (site.backend == "userspace" or spec.capture is not None)
     offset = LINK_SETTLE_S if settle else 0.0
     keys = list(site.nodes)
     procs: dict[str, list[ProcessPlan]] = {k: list(link["processes"].get(k, [])) for k in keys}

@@ -8,6 +8,8 @@ A run of a scenario's matrix point lives in
         logs/              <process>.stdout / .stderr of every planned process
         tables/            parquet tables analysis writes (analysis.tables, analysis.metrics)
         metrics.json       per-run metrics (analysis.metrics)
+        sim-spec.json      (sim site) what priolab-sim was asked to run (engine/sim_spec.py)
+        sim-report.json    (sim site) what priolab-sim reports: times, exit codes, counters
 
 and is written as `<dir>.partial/`, renamed to `<dir>` only once complete, so a directory
 named `<dir>` always holds a finished run (valid or invalid, with reasons). The Snakefile,
@@ -27,6 +29,8 @@ LOGS = "logs"
 TABLES = "tables"
 METRICS = "metrics.json"
 INPUTS = "inputs"
+SIM_SPEC = "sim-spec.json"
+SIM_REPORT = "sim-report.json"
 REP_PREFIX = "r"
 LEVELS = ("setting", "scheme", "speed")
 """The levels below a scenario's folder, before the repetition."""

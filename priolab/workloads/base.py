@@ -77,3 +77,13 @@ class Workload(Protocol):
         """The workload's own programs: {name: path on this machine}. A site that installs
         them elsewhere (testbed nodes) puts its own path where an argv names this one."""
         ...
+
+    # Optional: `sim_problems(params) -> list[(key, why)]`, what the sim site (one
+    # priolab-sim process, virtual time) cannot run of these parameters. A workload without it
+    # cannot run on the sim site at all (engine/sim_spec.py says so, naming its programs).
+
+
+def all_in_sim(params: BaseModel) -> list[tuple[str, str]]:
+    """`sim_problems` of a workload whose every process is a Rust endpoint priolab-sim hosts,
+    whatever its parameters: none."""
+    return []

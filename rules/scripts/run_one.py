@@ -8,7 +8,7 @@ wc = sm.wildcards
 argv = [
     sm.params.python, "-m", "priolab.cli", "run-one", sm.params.file,
     "--setting", wc.setting, "--scheme", wc.scheme, "--speed", wc.speed, "--rep", wc.rep,
-    "--out", str(Path(sm.output[0]).parent),
+    "--out", str(Path(sm.output[0]).parent), "--site", sm.params.site,
 ]  # fmt: skip
 if sm.params.backend:
     argv += ["--backend", sm.params.backend]

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext
+from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
 from priolab.workloads.rise import TLS_KEYLOG
 
 
@@ -114,6 +114,8 @@ class Dtp:
                 ProcessSpec(f"dtp-receiver{tag}", pair.guest, receiver, wait_for_file=cert)
             )
         return specs
+
+    sim_problems = staticmethod(all_in_sim)  # Rust endpoints only
 
     def tools(self) -> list[list[str]]:
         return [[dtp_binary(), "--version"]]

@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext
+from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
 
 SHIPPED_CLIP = REPO_ROOT / "traces" / "synthetic" / "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv"
 
@@ -96,6 +96,8 @@ class Moq:
                 ProcessSpec(f"moq-subscriber{tag}", pair.guest, subscriber, wait_for_file=cert)
             )
         return specs
+
+    sim_problems = staticmethod(all_in_sim)  # Rust endpoints only
 
     def tools(self) -> list[list[str]]:
         return [[moq_binary(), "--version"]]

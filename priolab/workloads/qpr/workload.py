@@ -132,6 +132,14 @@ class Qpr:
             specs.append(ProcessSpec(f"qpr-player{tag}", pair.guest, player, wait_for_file=cert))
         return specs
 
+    def sim_problems(self, params: BaseModel) -> list[tuple[str, str]]:
+        """What the sim site cannot run: the HTTP/2 baseline (kernel TCP)."""
+        assert isinstance(params, QprParams)
+        if params.transport == "h2":
+            return [("transport", "'h2' is HTTP/2 over the kernel's TCP and the sim site has "
+                     "no TCP; allowed there: quic")]  # fmt: skip
+        return []
+
     def tools(self) -> list[list[str]]:
         return [[qpr_binary(), "--version"]]
 

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext
+from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
 from traces.tracking_layouts import TrackingSource
 
 # ringmaster's decoder rejects frames of 1,000,000 bytes or more (MAX_DECODING_BUF,
@@ -207,6 +207,8 @@ class Rise:
                 )  # --cert: waited for up to the connect timeout
             )
         return specs
+
+    sim_problems = staticmethod(all_in_sim)  # Rust endpoints only
 
     def tools(self) -> list[list[str]]:
         return [[rise_binary(), "--version"]]

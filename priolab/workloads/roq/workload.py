@@ -138,6 +138,17 @@ class Roq:
                 )
         return specs
 
+    def sim_problems(self, params: BaseModel) -> list[tuple[str, str]]:
+        """roq stays real-time only: its GStreamer pipeline (the x264 encoder, the decoder)
+        runs on the wall clock, not on the sim's virtual clock."""
+        return [
+            (
+                "kind",
+                "'roq' encodes and decodes live in GStreamer (x264) on the wall "
+                "clock, which the sim's virtual clock cannot drive; run it on mininet",
+            )
+        ]
+
     def tools(self) -> list[list[str]]:
         # the GStreamer version is in the sender's summary.json (the library it linked)
         return [[roq_binary(), "--version"]]

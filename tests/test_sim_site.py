@@ -1,0 +1,184 @@
+"""The sim site end to end: `priolab run-one --site sim` → a promoted run folder with node
+reports, the link's stats, metadata.json (site.kind sim, virtual/wall/CPU seconds, speed-up)
+and the judge's verdict.
+
+Two binaries stand behind `priolab-sim` here:
+- tests/fake_priolab_sim.py, a FAKE that follows the binary's contract (notes/sim-contract.md)
+  and simulates nothing: it tests the harness's half, and how each failure is judged;
+- the real one (endpoints/sim, target/release/priolab-sim), when it is built: a valid quick
+  RISE run, and two runs of one seed that leave byte-identical logs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from priolab import cli, machine_lock
+from priolab.engine import rundir
+from priolab.paths import sim_binary
+from tests.conftest import REPO
+
+FAKE = REPO / "tests" / "fake_priolab_sim.py"
+QUICK_ARGS = ["--setting", "FB-4K-Low-L0.05", "--scheme", "pri", "--speed", "moderate",
+              "--rep", "1", "--site", "sim"]  # fmt: skip
+REL = Path("quick", "FB-4K-Low-L0.05", "pri", "moderate", "r1")
+
+
+@pytest.fixture
+def no_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sim run must never wait for the machine lock."""
+
+    def refuse(who: str) -> None:
+        raise AssertionError(f"{who} took the machine lock on the sim site")
+
+    monkeypatch.setattr(machine_lock, "hold_until_exit", refuse)
+
+
+@pytest.fixture
+def fake_sim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_lock: None) -> Path:
+    """PRIOLAB_SIM → the fake, run by this interpreter."""
+    wrapper = tmp_path / "fake-priolab-sim"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PRIOLAB_SIM", str(wrapper))
+    return wrapper
+
+
+def run_quick(results: Path, scenario: Path = REPO / "scenarios" / "quick.yaml") -> dict:
+    assert cli.main(["run-one", str(scenario), *QUICK_ARGS, "--results", str(results)]) == 0
+    out = results / REL
+    assert out.is_dir() and not rundir.partial(out).exists()
+    return json.loads((out / rundir.METADATA).read_text())
+
+
+def test_a_sim_run_lands_as_a_mininet_run_does(fake_sim: Path, tmp_path: Path) -> None:
+    meta = run_quick(tmp_path / "results")
+    out = tmp_path / "results" / REL
+    assert meta["valid"], meta["invalid_reasons"]
+    site = meta["site"]
+    assert site["kind"] == "sim" and meta["target"] == "sim"
+    assert site["seed"] == meta["run"]["seed"] and site["binary"] == str(fake_sim)
+    # the fake's figures (virtual 31 s at 50x) as priolab-sim reported them
+    assert (site["virtual_s"], site["speedup"]) == (31.0, 50.0)
+    assert site["wall_s"] > 0 and site["cpu_s"] > 0 and site["harness"]["exit_code"] == 0
+    assert site["spec"] == json.loads((out / rundir.SIM_SPEC).read_text())
+    assert meta["cpu"]["applies"] is False and "why" in meta["cpu"]
+    assert meta["backend"]["used"] == "userspace" and meta["link_applied"]["backend"] == "sim"
+    assert meta["udp_drops"] == {"guest": {"InErrors": 0, "RcvbufErrors": 0, "SndbufErrors": 0},
+                                 "host": {"InErrors": 0, "RcvbufErrors": 0,
+                                          "SndbufErrors": 0}}  # fmt: skip
+    assert meta["link_final"]["downlink"]["departures"] == 3100
+    assert [p["name"] for p in meta["processes"]] == ["rise-guest", "rise-host"]
+    for f in ("plan.json", "linkem.json", "linkem-stats.jsonl", "linkem-packets.log",
+              "node-guest.json", "node-host.json", "sim-report.json", "guest/fake-endpoint.json",
+              "logs/rise-guest.stderr", "logs/priolab-sim.stderr"):  # fmt: skip
+        assert (out / f).is_file(), f
+    assert json.loads((out / "linkem.json").read_text())["a_to_b"]["loss"]["kind"] == "iid"
+
+
+MODES = [
+    ("exit-code", "rise-guest exited with code 3"),
+    ("no-report", "priolab-sim wrote no readable sim-report.json"),
+    ("no-stats", "linkem-stats.jsonl: no stats file"),
+    ("no-logs", "rise-guest: its stderr file rise-guest.stderr is missing"),
+    ("crash", "priolab-sim exited with code 101: thread 'main' panicked: fake crash"),
+    ("no-packet-log", "link.packet_log: asked for, but priolab-sim wrote no linkem-packets.log"),
+]
+
+
+@pytest.mark.parametrize("mode,reason", MODES, ids=[m for m, _ in MODES])
+def test_failures_and_missing_outputs_make_a_sim_run_invalid(
+    fake_sim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, reason: str
+) -> None:
+    monkeypatch.setenv("FAKE_SIM_MODE", mode)
+    meta = run_quick(tmp_path / "results")
+    assert not meta["valid"]
+    text = "\n".join(meta["invalid_reasons"])
+    assert reason in text, text
+    assert meta["site"]["kind"] == "sim"
+
+
+def test_a_modelled_receive_buffer_that_drops_makes_the_run_invalid(
+    fake_sim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
+    data["sim"] = {"recv_buffer_bytes": {"guest": 212_992}}
+    scenario = tmp_path / "quick.yaml"
+    scenario.write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("FAKE_SIM_MODE", "drops")
+    meta = run_quick(tmp_path / "results", scenario)
+    assert meta["site"]["spec"]["nodes"]["guest"]["recv_buffer_bytes"] == 212_992
+    assert meta["udp_drops"]["guest"]["RcvbufErrors"] == 7
+    assert meta["udp_drops"]["host"]["RcvbufErrors"] == 0
+    assert any("guest: the kernel dropped 7 UDP" in r for r in meta["invalid_reasons"])
+
+
+def test_what_sim_cannot_do_stops_before_anything_runs(
+    fake_sim: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
+    data["capture"] = {}
+    scenario = tmp_path / "cap.yaml"
+    scenario.write_text(yaml.safe_dump(data))
+    code = cli.main(["run-one", str(scenario), *QUICK_ARGS, "--results", str(tmp_path / "r")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"{scenario}: capture: tcpdump captures packets on real interfaces" in err
+    assert "Traceback" not in err and not (tmp_path / "r").exists()
+
+
+def test_a_missing_binary_is_said_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_lock: None,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    monkeypatch.setenv("PRIOLAB_SIM", str(tmp_path / "nowhere" / "priolab-sim"))
+    code = cli.main(["run-one", str(REPO / "scenarios" / "quick.yaml"), *QUICK_ARGS,
+                     "--results", str(tmp_path / "r")])  # fmt: skip
+    assert code == 2 and "PRIOLAB_SIM" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+# ------------------------------------------------------------------ the real priolab-sim
+
+REAL = sim_binary() if "PRIOLAB_SIM" not in os.environ else None
+needs_real_sim = pytest.mark.skipif(
+    REAL is None or not REAL.is_file(),
+    reason=f"priolab-sim is not built ({REAL}): `cargo build --release -p sim` builds it "
+    "(endpoints/sim); until then the fake above tests the harness's half",
+)
+
+
+def _log_files(run: Path) -> dict[str, bytes]:
+    """Every file the endpoints and the link wrote (not the harness's own records, which hold
+    wall times)."""
+    own = {rundir.METADATA, rundir.PLAN, rundir.SIM_SPEC, rundir.SIM_REPORT,
+           "node-guest.json", "node-host.json", "logs/priolab-sim.stdout",
+           "logs/priolab-sim.stderr"}  # fmt: skip
+    return {str(f.relative_to(run)): f.read_bytes() for f in sorted(run.rglob("*"))
+            if f.is_file() and str(f.relative_to(run)) not in own}  # fmt: skip
+
+
+@needs_real_sim
+def test_the_real_sim_gives_a_valid_quick_run_and_identical_logs_twice(
+    tmp_path: Path, no_lock: None
+) -> None:
+    results = tmp_path / "results"
+    meta = run_quick(results)
+    assert meta["valid"], meta["invalid_reasons"]
+    assert meta["site"]["kind"] == "sim" and meta["site"]["speedup"] > 0
+    first = _log_files(results / REL)
+    assert "logs/rise-guest.stderr" in first and "linkem-stats.jsonl" in first
+    shutil.move(results / REL, tmp_path / "first")
+    meta2 = run_quick(results)  # the same folder: paths in the logs are the same too
+    assert meta2["valid"], meta2["invalid_reasons"]
+    second = _log_files(results / REL)
+    assert sorted(first) == sorted(second)
+    differ = [f for f in first if first[f] != second[f]]
+    assert differ == [], f"not byte-identical with one seed: {differ}"
