@@ -29,6 +29,12 @@ class Strict(BaseModel):
 # --------------------------------------------------------------------------- rate
 
 
+_WINDOW = (
+    "window start: replay only [start_s, end_s) of the trace, re-based to time 0 (e.g. skip "
+    "a log's idle start); seconds in the trace's own time, after reading"
+)
+
+
 class TraceRate(Strict):
     """A throughput trace replayed as the link's service rate. The reading options are those
     of the `priolab trace` commands (traces/README.md); `traces.throughput.read_trace` reads
@@ -73,10 +79,14 @@ class TraceRate(Strict):
     max_gap_s: float | None = Field(
         default=None, gt=0.0, description="csv only: longest normal gap (default 5 × median)"
     )
-    loop: bool = Field(default=True, description="wrap around at the end of the trace")
+    start_s: float = Field(default=0.0, ge=0.0, allow_inf_nan=False, description=_WINDOW)
+    end_s: float | None = Field(
+        default=None, gt=0.0, allow_inf_nan=False, description="window end; default: the end"
+    )
+    loop: bool = Field(default=True, description="wrap around at the end of the trace (window)")
     scale: float = Field(default=1.0, gt=0.0, description="multiply every rate by this")
     target_mean_mbps: float | None = Field(
-        default=None, gt=0.0, description="rescale so the mean rate is this (after cutting)"
+        default=None, gt=0.0, description="rescale so the mean rate is this (of the window)"
     )
 
     @model_validator(mode="after")
@@ -106,6 +116,11 @@ class TraceRate(Strict):
             raise ValueError("row_step_s: only for format 'schedule'")
         if self.row_step_s is not None and "duplicates" in given:
             raise ValueError("duplicates: row_step_s ignores the times; give one of them")
+        if self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError(
+                f"end_s {self.end_s:g} must be greater than start_s {self.start_s:g} "
+                "(the window is [start_s, end_s) of the trace)"
+            )
         if self.scale != 1.0 and self.target_mean_mbps is not None:
             raise ValueError("give either scale or target_mean_mbps, not both")
         return self

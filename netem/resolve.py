@@ -276,10 +276,13 @@ def _resolve_rate(direction: Direction, base_dir: Path, where: str) -> tuple[Rat
         bps = int(round(direction.policer.rate_mbps * 1e6))
         return PolicerRate(bps, direction.policer.burst_bytes), float(bps)
     assert direction.trace is not None
+    from traces.errors import TraceWindowError
     from traces.throughput import DeliveryOpportunities, RateSchedule, TraceError, load_trace
 
-    try:
+    try:  # the window (start_s, end_s) is cut here: both replayers get the cut points
         loaded = load_trace(direction.trace, base_dir)
+    except TraceWindowError as e:
+        raise ResolveError(f"{where}.trace.{e.key}", f"{e.file}: {e.bare}") from e
     except TraceError as e:
         raise ResolveError(f"{where}.trace.file", str(e)) from e
     loop = direction.trace.loop

@@ -33,7 +33,7 @@ def scenario_warnings(runs: list[RunSpec]) -> list[tuple[str, str]]:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from priolab.scenario import expand, input_files, load
+    from priolab.scenario import expand, input_files, link_warnings, load
 
     if args.inputs:  # the files the runs read; listed even where they are missing
         for f in input_files(args.scenario):
@@ -41,7 +41,7 @@ def _check(args: argparse.Namespace) -> int:
         return 0
     sc = load(args.scenario)
     runs = expand(sc, Path(args.scenario))
-    for key, msg in scenario_warnings(runs):
+    for key, msg in link_warnings(sc, Path(args.scenario)) + scenario_warnings(runs):
         print(f"warning: {args.scenario}: {key}: {msg}", file=sys.stderr)
     if args.json:
         print(json.dumps([r.to_json() | {"dir": str(r.rel_dir)} for r in runs], indent=2))

@@ -452,6 +452,45 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
     return runs
 
 
+def _rate_key(link: Link, direction: str) -> str:
+    d = getattr(link, direction)
+    if d.trace is not None:
+        return f"{direction}.trace"
+    return f"{direction}.policer.rate_mbps" if d.policer is not None else f"{direction}.rate_mbps"
+
+
+def _idle_starts(link: Link, base_dir: Path) -> list[tuple[str, str]]:
+    """(key within the link, warning) for each direction that starts idle."""
+    from netem.idle_start import idle_start_warning
+
+    try:
+        resolved = resolve_cached(link, base_dir)
+    except (ResolveError, OSError):
+        return []  # reported as a problem by expand()
+    out = []
+    for d in ("uplink", "downlink"):
+        tr = getattr(link, d).trace
+        msg = idle_start_warning(getattr(resolved, d), tr.start_s if tr else 0.0)
+        if msg is not None:
+            out.append((_rate_key(link, d), msg))
+    return out
+
+
+def link_warnings(sc: Scenario, path: Path) -> list[tuple[str, str]]:
+    """Warnings about a valid scenario's links, (key path, message): a direction that carries
+    next to nothing over the first seconds of a run (netem.idle_start). A warning the base
+    link has too is named under `link.`, one only a setting's link has under
+    `settings.<s>.link.`."""
+    base_dir = path.resolve().parent
+    links, _ = _setting_links(sc)
+    base = set(_idle_starts(sc.link, base_dir))
+    out: list[tuple[str, str]] = []
+    for s, link in links.items():
+        for k, m in _idle_starts(link, base_dir):
+            out.append((f"link.{k}" if (k, m) in base else f"settings.{s}.link.{k}", m))
+    return list(dict.fromkeys(out))
+
+
 def find_run(
     runs: list[RunSpec], setting: str, scheme: str, speed: str, rep: int, file: Path | str = ""
 ) -> RunSpec:

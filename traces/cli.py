@@ -83,6 +83,8 @@ def _add_input(p: argparse.ArgumentParser) -> None:
     p.add_argument("--step-s", type=float, default=None, help="csv: resampling step")
     p.add_argument("--gap", choices=["error", "hold", "zero"], default=None, help="csv gaps")
     p.add_argument("--max-gap-s", type=float, default=None, help="csv: longest normal gap")
+    p.add_argument("--start-s", type=float, default=None, help="window: start (s), re-based to 0")
+    p.add_argument("--end-s", type=float, default=None, help="window: end (s, exclusive)")
 
 
 def trace_config(args: argparse.Namespace) -> TraceRate:
@@ -102,6 +104,8 @@ def trace_config(args: argparse.Namespace) -> TraceRate:
         "step_s": args.step_s,
         "gap": args.gap,
         "max_gap_s": args.max_gap_s,
+        "start_s": args.start_s,
+        "end_s": args.end_s,
     }
     cfg = {"file": args.input, "format": fmt, **{k: v for k, v in given.items() if v is not None}}
     if args.duplicates != "error":
@@ -120,9 +124,23 @@ def trace_config(args: argparse.Namespace) -> TraceRate:
 
 
 def read_input(args: argparse.Namespace) -> Trace:
+    """The input trace as the flags read it, cut to --start-s/--end-s (re-based to 0), as a
+    scenario's link would replay it (before scaling)."""
+    from traces.errors import TraceWindowError
     from traces.throughput import read_trace
+    from traces.throughput_ops import window
 
-    return read_trace(trace_config(args), args.input)
+    cfg = trace_config(args)
+    try:
+        return window(read_trace(cfg, args.input), cfg.start_s, cfg.end_s, args.input)
+    except TraceWindowError as e:
+        raise TraceError(args.input, f"--{e.key.replace('_', '-')}: {e.bare}") from e
+
+
+def _throughput_only(args: argparse.Namespace, kind: str) -> None:
+    """--start-s/--end-s cut throughput traces only."""
+    if args.start_s is not None or args.end_s is not None:
+        raise TraceError(args.input, f"--start-s/--end-s: only for throughput traces, not {kind}")
 
 
 def write_output(x: Trace, path: Path, to: str) -> None:
@@ -147,8 +165,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     first = _first_line(args.input)
     if _is_tracking(first):
+        _throughput_only(args, "a head-movement trace")
         return _tracking_info(args.input, args.json)
     if _is_frame_trace(first):
+        _throughput_only(args, "a frame trace")
         return _frames_info(args.input, args.json)
     s = summary(read_input(args), below_mbps=args.below_mbps, bin_s=args.bin_s)
     if args.json:
@@ -226,12 +246,7 @@ def _frames_info(path: Path, as_json: bool) -> int:
 
 @_guard
 def cmd_convert(args: argparse.Namespace) -> int:
-    from traces.throughput_ops import cut, duration_s
-
-    x = read_input(args)
-    if args.start_s is not None or args.end_s is not None:
-        x = cut(x, args.start_s or 0.0, args.end_s if args.end_s is not None else duration_s(x))
-    write_output(x, args.output, args.to)
+    write_output(read_input(args), args.output, args.to)
     return 0
 
 
@@ -298,6 +313,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     first = _first_line(args.input)
+    if _is_tracking(first) or _is_frame_trace(first):
+        _throughput_only(args, "a head-movement or frame trace")
     fig, ax = plt.subplots(figsize=(8, 3))
     if _is_tracking(first):
         from traces.tracking import read_tracking
@@ -441,8 +458,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_input(p)
     p.add_argument("output", type=Path)
     p.add_argument("--to", choices=["mahimahi", "schedule"], required=True)
-    p.add_argument("--start-s", type=float)
-    p.add_argument("--end-s", type=float)
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("scale", help="scale by a factor or to a target mean")

@@ -24,3 +24,15 @@ class TraceError(UserError):
         if self.line is not None:
             where += f", line {self.line}"
         return f"{where}: {self.problems[0][1]}"
+
+
+class TraceWindowError(TraceError):
+    """A trace window (`start_s`, `end_s`) that does not lie within the trace. `key` is the
+    option at fault, as a scenario names it (`start_s` or `end_s`); the message names the
+    file and the trace's length."""
+
+    def __init__(self, path: Path | str | None, key: str, problem: str) -> None:
+        self.key = key
+        self.bare = problem
+        """The problem without the key (for callers that name the key themselves)."""
+        super().__init__(path, f"{key}: {problem}")

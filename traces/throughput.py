@@ -394,12 +394,13 @@ def read_trace(trace: TraceRate, path: Path) -> RateSchedule | DeliveryOpportuni
 
 def load_trace(trace: TraceRate, base_dir: Path) -> RateSchedule | DeliveryOpportunities:
     """Read the trace a link config names: resolve the path against base_dir, read it
-    (`read_trace`), then apply `scale` or `target_mean_mbps` (traces.throughput_ops)."""
-    from traces.throughput_ops import scale, scale_to_mean
+    (`read_trace`), cut it to its window (`start_s`, `end_s`; re-based to 0), then apply
+    `scale` or `target_mean_mbps` (of the window) (traces.throughput_ops)."""
+    from traces.throughput_ops import scale, scale_to_mean, window
 
     path = trace.file if trace.file.is_absolute() else Path(base_dir) / trace.file
     try:
-        result = read_trace(trace, path)
+        result = window(read_trace(trace, path), trace.start_s, trace.end_s, path)
         if trace.target_mean_mbps is not None:
             return scale_to_mean(result, trace.target_mean_mbps)
         if trace.scale != 1.0:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from traces.errors import TraceError
+from traces.errors import TraceError, TraceWindowError
 from traces.throughput import MTU_BYTES, DeliveryOpportunities, RateSchedule
 
 Trace = RateSchedule | DeliveryOpportunities
@@ -77,6 +78,33 @@ def cut(x: Trace, start_s: float, end_s: float) -> Trace:
     t = x.times_ms
     sel = t[(t >= s_ms) & (t < e_ms)] if e_ms < x.period_ms else t[t >= s_ms]
     return _close(sel - s_ms, e_ms - s_ms)
+
+
+def window(
+    x: Trace, start_s: float = 0.0, end_s: float | None = None, path: Path | None = None
+) -> Trace:
+    """The trace a link replays when its `trace:` gives `start_s` / `end_s`: `cut` to
+    [start_s, end_s) (end_s None: the trace's end) and re-based to 0, so that a loop wraps
+    within the window. The whole trace (start 0, no end) comes back unchanged. A window not
+    within the trace is a `TraceWindowError` naming the key, the file (`path`) and the
+    trace's length."""
+    if start_s == 0.0 and end_s is None:
+        return x
+    d = duration_s(x)
+    end = d if end_s is None else end_s
+    length = f"the trace lasts {d:g} s"
+    if not 0.0 <= start_s < d:
+        problem = f"{start_s:g} s is not within the trace: {length}; allowed: 0 <= start_s < {d:g}"
+        raise TraceWindowError(path, "start_s", problem)
+    if not start_s < end <= d + 1e-9:
+        why = "is past the trace's end" if end > d else "is not after start_s"
+        problem = f"{end:g} s {why}: {length}; allowed: {start_s:g} < end_s <= {d:g}"
+        raise TraceWindowError(path, "end_s", problem)
+    try:
+        return cut(x, start_s, min(end, d))
+    except TraceError as e:  # e.g. a Mahimahi window without a delivery opportunity
+        problem = f"the window [{start_s:g}, {end:g}) s ({length}): {e.problem}"
+        raise TraceWindowError(path, "start_s", problem) from e
 
 
 def to_schedule(x: DeliveryOpportunities, step_ms: int = 1000) -> RateSchedule:
