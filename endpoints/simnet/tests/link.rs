@@ -1,0 +1,258 @@
+//! The link as a socket sees it, in virtual time: delay and serialisation exact to the ns,
+//! tail drops, loss per seed, the receive buffer, and the stats file.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+/// How the receiver reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Read {
+    /// `n` datagrams, each as it arrives.
+    AsTheyCome,
+    /// After 5 s (so a bounded buffer fills up first), whatever is queued.
+    AfterSettling,
+}
+
+/// Send `n` datagrams of `size` bytes at once (guest to host, or host to guest if
+/// `reverse`); the (arrival ns, tag) of those read, and the final counters.
+fn exchange(
+    link: linkem::Config,
+    n: u32,
+    size: usize,
+    rcvbuf: Option<u64>,
+    reverse: bool,
+    read: Read,
+) -> (Vec<(u64, u32)>, simnet::LinkReport) {
+    let rt = simnet::build().unwrap();
+    rt.rt.block_on(async {
+        let net = net(&rt, link, rcvbuf, None);
+        tokio::spawn(net.clone().driver());
+        let (src_ip, dst_ip) = if reverse {
+            (HOST, GUEST)
+        } else {
+            (GUEST, HOST)
+        };
+        let a = bind(&net, src_ip, 5000);
+        let b = bind(&net, dst_ip, 6000);
+        for i in 0..n {
+            let mut p = vec![0u8; size];
+            p[..4].copy_from_slice(&i.to_be_bytes());
+            send(&*a, addr(dst_ip, 6000), &p);
+        }
+        let mut got = Vec::new();
+        let limit = match read {
+            Read::AsTheyCome => Duration::from_secs(3600),
+            Read::AfterSettling => {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Duration::from_millis(1)
+            }
+        };
+        while got.len() < n as usize {
+            let Ok((t, from, p)) = tokio::time::timeout(limit, recv(&net, &*b)).await else {
+                break;
+            };
+            assert_eq!(from, addr(src_ip, 5000));
+            got.push((t, u32::from_be_bytes(p[..4].try_into().unwrap())));
+        }
+        (got, net.finish().unwrap())
+    })
+}
+
+fn arrivals(
+    link: linkem::Config,
+    n: u32,
+    size: usize,
+    reverse: bool,
+) -> (Vec<u64>, simnet::LinkReport) {
+    let (got, rep) = exchange(link, n, size, None, reverse, Read::AsTheyCome);
+    (got.iter().map(|g| g.0).collect(), rep)
+}
+
+fn burst(
+    link: linkem::Config,
+    n: u32,
+    size: usize,
+    rcvbuf: Option<u64>,
+    reverse: bool,
+) -> (Vec<(u64, u32)>, simnet::LinkReport) {
+    exchange(link, n, size, rcvbuf, reverse, Read::AfterSettling)
+}
+
+#[test]
+fn delivery_delay_is_link_delay_plus_serialisation_of_the_frame() {
+    // 1000-byte payload = 1042-byte frame = 8336 bits: 833,600 ns at 10 Mbit/s.
+    let l = link(
+        1,
+        &direction(10_000_000, 10_500, r#"{"kind": "none"}"#, 100_000),
+    );
+    let (t, _) = arrivals(l, 3, 1000, false);
+    assert_eq!(t, vec![11_333_600, 12_167_200, 13_000_800]);
+}
+
+#[test]
+fn the_same_link_carries_the_other_direction() {
+    let l = link(
+        1,
+        &direction(10_000_000, 2_000, r#"{"kind": "none"}"#, 100_000),
+    );
+    let (t, rep) = arrivals(l, 2, 1000, true);
+    assert_eq!(t, vec![2_833_600, 3_667_200]);
+    assert!(
+        rep.final_lines[1].contains(r#""arrivals": 2,"#),
+        "{}",
+        rep.final_lines[1]
+    );
+    assert!(
+        rep.final_lines[0].contains(r#""arrivals": 0,"#),
+        "{}",
+        rep.final_lines[0]
+    );
+}
+
+#[test]
+fn a_full_queue_drops_the_tail() {
+    // Queue of 5 frames of 1042 bytes; 20 sent at once: one in service + 5 queued pass.
+    let (got, rep) = burst(
+        link(
+            1,
+            &direction(10_000_000, 1_000, r#"{"kind": "none"}"#, 5 * 1042),
+        ),
+        20,
+        1000,
+        None,
+        false,
+    );
+    assert_eq!(
+        got.iter().map(|g| g.1).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3, 4, 5]
+    );
+    assert!(
+        rep.final_lines[0].contains(r#""drops_queue": 14,"#),
+        "{}",
+        rep.final_lines[0]
+    );
+}
+
+fn loss_pattern(seed: u64) -> Vec<u32> {
+    let l = link(
+        seed,
+        &direction(
+            100_000_000,
+            1_000,
+            r#"{"kind": "iid", "p": 0.3}"#,
+            10_000_000,
+        ),
+    );
+    burst(l, 200, 100, None, false)
+        .0
+        .iter()
+        .map(|g| g.1)
+        .collect()
+}
+
+#[test]
+fn loss_is_reproducible_per_seed_and_differs_across_seeds() {
+    let a = loss_pattern(1);
+    assert_eq!(a, loss_pattern(1));
+    let b = loss_pattern(2);
+    assert_ne!(a, b);
+    for p in [&a, &b] {
+        assert!(
+            (110..170).contains(&p.len()),
+            "{} of 200 arrived at p = 0.3",
+            p.len()
+        );
+    }
+}
+
+#[test]
+fn a_small_receive_buffer_drops_and_counts() {
+    // 1200-byte payloads are charged 2304 bytes: a 10 * 2304 buffer admits 11 (the kernel
+    // admits while the charge is at most the limit) and drops the rest, counted.
+    let l = link(
+        1,
+        &direction(1_000_000_000, 1_000, r#"{"kind": "none"}"#, 10_000_000),
+    );
+    let (got, rep) = burst(l, 50, 1200, Some(10 * 2304), false);
+    assert_eq!(got.len(), 50);
+    let s = rep.sockets[&addr(HOST, 6000)];
+    assert_eq!(s.recv.recv_buffer_drops, 0, "the host has no limit");
+    let (got, rep) = burst(
+        link(
+            1,
+            &direction(1_000_000_000, 1_000, r#"{"kind": "none"}"#, 10_000_000),
+        ),
+        50,
+        1200,
+        Some(10 * 2304),
+        true,
+    );
+    assert_eq!(got.len(), 11);
+    let s = rep.sockets[&addr(GUEST, 6000)];
+    assert_eq!(s.recv.recv_buffer_drops, 39);
+    assert_eq!(s.recv.datagrams_received, 11);
+}
+
+#[test]
+fn stats_lines_are_linkems_per_interval_and_final() {
+    let dir = std::env::temp_dir().join(format!("simnet-stats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("linkem-stats.jsonl");
+    let rt = simnet::build().unwrap();
+    rt.rt.block_on(async {
+        let net = net(
+            &rt,
+            link(
+                1,
+                &direction(10_000_000, 1_000, r#"{"kind": "none"}"#, 100_000),
+            ),
+            None,
+            Some(path.clone()),
+        );
+        tokio::spawn(net.clone().driver());
+        let a = bind(&net, GUEST, 5000);
+        let _b = bind(&net, HOST, 6000);
+        // 10 datagrams in the first second, 5 in the second, then silence until 3.5 s.
+        for _ in 0..10 {
+            send(&*a, addr(HOST, 6000), &[1u8; 500]);
+        }
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        for _ in 0..5 {
+            send(&*a, addr(HOST, 6000), &[1u8; 500]);
+        }
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        net.finish().unwrap();
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3 * 2 + 2, "{text}");
+    assert!(
+        lines[0].starts_with(
+            r#"{"t_s": 1.0, "dir": "a_to_b", "arrivals": 10, "departures": 10, "bytes_out": 5420,"#
+        ),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with(r#"{"t_s": 1.0, "dir": "b_to_a", "arrivals": 0,"#),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with(r#"{"t_s": 2.0, "dir": "a_to_b", "arrivals": 5,"#),
+        "{}",
+        lines[2]
+    );
+    assert!(
+        lines[6].starts_with(r#"{"t_s": 3.5, "dir": "a_to_b", "arrivals": 15, "departures": 15,"#),
+        "{}",
+        lines[6]
+    );
+    assert!(
+        lines[6].ends_with(r#""send_late_ms_mean": 0.0, "send_late_ms_max": 0.0, "final": true}"#),
+        "{}",
+        lines[6]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
