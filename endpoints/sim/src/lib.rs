@@ -5,6 +5,7 @@
 
 pub mod apps;
 pub mod cost;
+pub mod dgram_run;
 pub mod env;
 pub mod registry;
 pub mod report;

@@ -1,6 +1,7 @@
 //! priolab-sim as the harness runs it: a spec in, a report and the processes' files out, in
 //! virtual time, with sim-dgram (quinn over simnet) as the program.
 
+use priolab_sim::dgram_run;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,12 +16,8 @@ fn scratch(name: &str) -> PathBuf {
     d
 }
 
-/// A link of `rate` (linkem JSON) with `delay_us`, iid loss `p`, both ways, seeded `seed`.
 fn link_json(seed: u64, rate: Value, p: f64) -> Value {
-    let dir = json!({"rate": rate, "delay_us": 10_500, "jitter_us": 0, "jitter_reorder": false,
-                     "loss": {"kind": "iid", "p": p},
-                     "queue": {"limit_bytes": 131_250, "limit_packets": null, "drop": "tail"}});
-    json!({"seed": seed, "mtu_bytes": 1500, "a_to_b": dir, "b_to_a": dir})
+    dgram_run::link(seed, dgram_run::direction(rate, p))
 }
 
 fn constant(rate_bps: u64) -> Value {
@@ -29,35 +26,13 @@ fn constant(rate_bps: u64) -> Value {
 
 /// A run of sim-dgram, `rate_mbps` for `duration_s`, guest to host, in `dir`.
 fn spec(dir: &Path, link: Value, rate_mbps: f64, duration_s: f64, host_rcvbuf: Value) -> PathBuf {
-    std::fs::write(dir.join("linkem.json"), link.to_string()).unwrap();
-    let d = dir.to_str().unwrap();
-    let proc_ = |node: &str, name: &str, argv: Vec<String>, at: f64| {
-        json!({"node": node, "name": name, "argv": argv, "cwd": d, "start_at_s": at,
-               "runs_to_end": true, "ok_exit_codes": [0],
-               "stdout": format!("{d}/{name}.out"), "stderr": format!("{d}/{name}.err")})
+    let run = dgram_run::DgramRun {
+        link,
+        rate_mbps,
+        duration_s,
+        host_rcvbuf,
     };
-    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-    let spec = json!({
-        "seed": 1, "epoch_unix_ns": 1_767_225_600_000_000_000u64,
-        "deadline_s": duration_s + 10.0, "term_wait_s": 2.0,
-        "link": {"config": format!("{d}/linkem.json"), "stats": format!("{d}/linkem-stats.jsonl"),
-                 "stats_interval_ms": 1000},
-        "nodes": {"guest": {"addr": "10.0.0.1", "side": "a", "recv_buffer_bytes": null},
-                  "host": {"addr": "10.0.1.1", "side": "b", "recv_buffer_bytes": host_rcvbuf}},
-        "processes": [
-            proc_("host", "srv", s(&["sim-dgram", "--role", "listen", "--bind", "0.0.0.0:4433",
-                                     "--cert-out", "./cert.der", "--log", "logs/srv.csv"]), 0.5),
-            proc_("guest", "cli", s(&["sim-dgram", "--role", "connect", "--connect", "10.0.1.1:4433",
-                                      "--cert", "./cert.der", "--log", "logs/cli.csv",
-                                      "--rate-mbps", &rate_mbps.to_string(),
-                                      "--duration-s", &duration_s.to_string()]), 1.0),
-        ],
-        "report": format!("{d}/sim-report.json"),
-    });
-    std::fs::create_dir_all(dir.join("logs")).unwrap();
-    let p = dir.join("SPEC.json");
-    std::fs::write(&p, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
-    p
+    run.write(dir).unwrap()
 }
 
 fn run(spec: &Path) -> (i32, String) {
