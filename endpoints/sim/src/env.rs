@@ -5,43 +5,13 @@
 //! rng_seed); when that lands, [`Env`] becomes it and [`make`] builds it, and nothing else in
 //! the sim changes.
 
+pub use crate::clock::Clock;
 use simnet::NodeNet;
 use std::fs::File;
 use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tokio::time::Instant;
-
-/// The virtual clock every process of a run shares: Unix time = epoch + virtual time since
-/// the run's origin (so all processes agree, as hosts of one machine do).
-#[derive(Clone, Copy, Debug)]
-pub struct Clock {
-    origin: Instant,
-    epoch_unix_ns: u64,
-}
-
-impl Clock {
-    pub fn new(origin: Instant, epoch_unix_ns: u64) -> Self {
-        Clock {
-            origin,
-            epoch_unix_ns,
-        }
-    }
-
-    pub fn now(&self) -> Instant {
-        Instant::now()
-    }
-
-    pub fn unix_ns(&self) -> u64 {
-        self.unix_ns_at(self.now())
-    }
-
-    /// Unix time of the virtual instant `t`.
-    pub fn unix_ns_at(&self, t: Instant) -> u64 {
-        self.epoch_unix_ns + t.saturating_duration_since(self.origin).as_nanos() as u64
-    }
-}
 
 /// A process's stdout and stderr (files).
 #[derive(Clone, Debug)]

@@ -336,7 +336,9 @@ impl State {
     pub fn tick_stats(&mut self, now_ns: u64) {
         let State { stats, dirs, .. } = self;
         if let Err(e) = stats.tick(now_ns, dirs) {
-            self.errors.push(format!("writing link stats: {e}"));
+            self.errors
+                .push(format!("writing link stats: {e}; no more lines written"));
+            stats.stop_writing();
         }
     }
 

@@ -84,6 +84,12 @@ impl StatsWriter {
         Ok(())
     }
 
+    /// Make no more lines (after a failed write).
+    pub fn stop_writing(&mut self) {
+        self.out = None;
+        self.next_ns = u64::MAX;
+    }
+
     fn write(&mut self, line: &str) -> io::Result<()> {
         match &mut self.out {
             Some(o) => writeln!(o, "{line}"),

@@ -168,7 +168,7 @@ async fn connect(args: &Args, env: &Env) -> io::Result<u8> {
     let to = *required(&args.connect, "--connect")?;
     let cert_path = required(&args.cert, "--cert")?;
     let limit = Duration::from_secs_f64(args.timeout_s);
-    let Some(cert) = wait_for_file(cert_path, env.clock.now() + limit).await? else {
+    let Some(cert) = wait_for_file(cert_path, &env.clock, env.clock.now() + limit).await? else {
         env.console
             .err(&format!("sim-dgram: no {} in time", cert_path.display()));
         return Ok(4);
@@ -227,14 +227,18 @@ async fn connect(args: &Args, env: &Env) -> io::Result<u8> {
 }
 
 /// The file's bytes once it exists (polled every 10 ms of virtual time), or None at `deadline`.
-async fn wait_for_file(path: &Path, deadline: Instant) -> io::Result<Option<Vec<u8>>> {
+async fn wait_for_file(
+    path: &Path,
+    clock: &Clock,
+    deadline: Instant,
+) -> io::Result<Option<Vec<u8>>> {
     loop {
         match std::fs::read(path) {
             Ok(b) => return Ok(Some(b)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(e),
         }
-        if Instant::now() >= deadline {
+        if clock.now() >= deadline {
             return Ok(None);
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
