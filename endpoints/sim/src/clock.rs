@@ -1,21 +1,24 @@
-//! The virtual clock of a run's processes. With `cost.rs` (the run's wall and CPU time), the
-//! only module of priolab-sim that reads a clock.
+//! The virtual clock of a run's processes, with the interface of `quicsetup::clock::Clock`
+//! (so programs written against that one compile against this one). With `cost.rs` (the
+//! run's wall and CPU time), the only module of priolab-sim that reads a clock.
 
+use std::time::Duration;
 use tokio::time::Instant;
 
-/// The virtual clock every process of a run shares: Unix time = epoch + virtual time since
-/// the run's origin (so all processes agree, as hosts of one machine do).
-#[derive(Clone, Copy, Debug)]
+/// tokio's clock, and the Unix time it stands for. Make it once, at the run's origin, and give
+/// every process a copy: then every process logs the same Unix time for one instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Clock {
-    origin: Instant,
     epoch_unix_ns: u64,
+    start: Instant,
 }
 
 impl Clock {
-    pub fn new(origin: Instant, epoch_unix_ns: u64) -> Self {
+    /// tokio's clock now (inside the paused runtime: virtual) is `epoch_unix_ns`.
+    pub fn virtual_from(epoch_unix_ns: u64) -> Self {
         Clock {
-            origin,
             epoch_unix_ns,
+            start: Instant::now(),
         }
     }
 
@@ -23,12 +26,16 @@ impl Clock {
         Instant::now()
     }
 
-    pub fn unix_ns(&self) -> u64 {
-        self.unix_ns_at(self.now())
+    /// Time since the clock was made.
+    pub fn elapsed(&self) -> Duration {
+        self.now().saturating_duration_since(self.start)
     }
 
-    /// Unix time of the virtual instant `t`.
-    pub fn unix_ns_at(&self, t: Instant) -> u64 {
-        self.epoch_unix_ns + t.saturating_duration_since(self.origin).as_nanos() as u64
+    pub fn unix_ns(&self) -> u64 {
+        self.epoch_unix_ns + self.elapsed().as_nanos() as u64
+    }
+
+    pub fn unix_us(&self) -> u64 {
+        self.unix_ns() / 1000
     }
 }

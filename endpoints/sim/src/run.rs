@@ -8,6 +8,7 @@ use crate::spec::{program_name, resolve_argv, Spec};
 use simnet::{SimNet, SimNetConfig, StatsOut};
 use std::cell::RefCell;
 use std::io;
+use std::path::Path;
 use std::rc::Rc;
 use tokio::sync::Notify;
 use tokio::task::{spawn_local, JoinHandle, LocalSet};
@@ -56,9 +57,10 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
     };
     let net = SimNet::new(&srt, &cfg)?;
     let origin = srt.origin;
-    let clock = Clock::new(origin.instant(), spec.epoch_unix_ns);
     let local = LocalSet::new();
     srt.rt.block_on(local.run_until(async move {
+        // Made at the origin, before anything ran: one Unix time base for every process.
+        let clock = Clock::virtual_from(spec.epoch_unix_ns);
         tokio::spawn(net.clone().driver());
         let outcomes = Rc::new(RefCell::new(vec![
             ProcessOutcome::default();
@@ -72,7 +74,7 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
             let node = net
                 .node(spec.nodes[&p.node].addr)
                 .expect("every node is in the net");
-            let console = match Console::create(&p.stdout, &p.stderr) {
+            let console = match open_console(&p.stdout, &p.stderr) {
                 Ok(c) => c,
                 Err(e) => {
                     errors.push(format!("{} never started: {e}", p.name));
@@ -80,7 +82,7 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
                     continue;
                 }
             };
-            let env = env::make(clock, node, console, spec.seed, &p.name, p.cwd.clone());
+            let env = env::make(clock, node, console, spec.seed, &p.name);
             let argv = resolve_argv(&p.argv, &p.cwd);
             let (outcomes, guard) = (outcomes.clone(), EndGuard(ended.clone()));
             let start = s_to_ns(p.start_at_s);
@@ -141,6 +143,16 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
             errors,
         })
     }))
+}
+
+/// A process's console, its folders created (as the agent creates them).
+fn open_console(stdout: &Path, stderr: &Path) -> io::Result<Console> {
+    for p in [stdout, stderr] {
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d)?;
+        }
+    }
+    Console::files(stdout, stderr)
 }
 
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {

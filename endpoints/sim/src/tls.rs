@@ -56,16 +56,3 @@ pub fn client(cert: CertificateDer<'static>, alpn: &[u8]) -> io::Result<quinn::C
     let q = QuicClientConfig::try_from(c).map_err(other)?;
     Ok(quinn::ClientConfig::new(Arc::new(q)))
 }
-
-/// quinn's endpoint configuration with its RNG seeded from `seed` (None: from the OS).
-pub fn endpoint_config(seed: Option<u64>) -> quinn::EndpointConfig {
-    let mut c = quinn::EndpointConfig::default();
-    c.rng_seed(seed.map(|s| {
-        let mut b = [0u8; 32];
-        for (i, chunk) in b.chunks_mut(8).enumerate() {
-            chunk.copy_from_slice(&s.rotate_left(16 * i as u32).to_le_bytes());
-        }
-        b
-    }));
-    c
-}

@@ -17,7 +17,7 @@ use crate::env::{Clock, Env};
 use crate::tls;
 use bytes::Bytes;
 use clap::{Parser, ValueEnum};
-use quinn::{ConnectionError, Endpoint, TokioRuntime, TransportConfig};
+use quinn::{ConnectionError, Endpoint, TransportConfig};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::net::SocketAddr;
@@ -84,7 +84,7 @@ pub async fn run_argv(argv: Vec<String>, env: Env) -> u8 {
     match r {
         Ok(code) => code,
         Err(e) => {
-            env.console.err(&format!("sim-dgram: {e}"));
+            env.console.err(format_args!("sim-dgram: {e}"));
             1
         }
     }
@@ -100,14 +100,12 @@ fn endpoint(
     env: &Env,
     bind: SocketAddr,
     server: Option<quinn::ServerConfig>,
+    who: &str,
 ) -> io::Result<Endpoint> {
-    let sock = env.bind(bind)?;
-    Endpoint::new_with_abstract_socket(
-        tls::endpoint_config(env.rng_seed),
-        server,
-        sock,
-        Arc::new(TokioRuntime),
-    )
+    let config = env.endpoint_config(who);
+    env.net
+        .endpoint(bind, config, server, who, &env.console)
+        .map_err(|e| io::Error::other(format!("{e:#}")))
 }
 
 fn required<'a, T>(v: &'a Option<T>, flag: &str) -> io::Result<&'a T> {
@@ -124,10 +122,10 @@ async fn listen(args: &Args, env: &Env) -> io::Result<u8> {
     let (cert, key) = tls::self_signed()?;
     let mut sc = tls::server(cert.clone(), key, ALPN)?;
     sc.transport_config(transport());
-    let ep = endpoint(env, args.bind, Some(sc))?;
+    let ep = endpoint(env, args.bind, Some(sc), "sim-dgram listen")?;
     write_atomically(cert_out, &cert)?;
     env.console
-        .err(&format!("sim-dgram: listening on {}", ep.local_addr()?));
+        .err(format_args!("sim-dgram: listening on {}", ep.local_addr()?));
     let limit = Duration::from_secs_f64(args.timeout_s);
     let Ok(Some(incoming)) = timeout(limit, ep.accept()).await else {
         env.console.err("sim-dgram: no peer in time");
@@ -150,7 +148,7 @@ async fn listen(args: &Args, env: &Env) -> io::Result<u8> {
                 Ok(_) => {}
                 Err(ConnectionError::ApplicationClosed(_)) => break 0,
                 Err(e) => {
-                    env.console.err(&format!("sim-dgram: peer lost: {e}"));
+                    env.console.err(format_args!("sim-dgram: peer lost: {e}"));
                     break 3;
                 }
             },
@@ -159,7 +157,7 @@ async fn listen(args: &Args, env: &Env) -> io::Result<u8> {
     };
     log.finish()?;
     env.console
-        .out(&format!("received {} datagrams", log.total));
+        .out(format_args!("received {} datagrams", log.total));
     ep.wait_idle().await;
     Ok(code)
 }
@@ -169,13 +167,20 @@ async fn connect(args: &Args, env: &Env) -> io::Result<u8> {
     let cert_path = required(&args.cert, "--cert")?;
     let limit = Duration::from_secs_f64(args.timeout_s);
     let Some(cert) = wait_for_file(cert_path, &env.clock, env.clock.now() + limit).await? else {
-        env.console
-            .err(&format!("sim-dgram: no {} in time", cert_path.display()));
+        env.console.err(format_args!(
+            "sim-dgram: no {} in time",
+            cert_path.display()
+        ));
         return Ok(4);
     };
     let mut cc = tls::client(cert.into(), ALPN)?;
     cc.transport_config(transport());
-    let ep = endpoint(env, SocketAddr::new(env.net.ip(), 0), None)?;
+    let ep = endpoint(
+        env,
+        "0.0.0.0:0".parse().expect("an address"),
+        None,
+        "sim-dgram connect",
+    )?;
     let connecting = ep
         .connect_with(cc, to, tls::SERVER_NAME)
         .map_err(|e| io::Error::other(e.to_string()))?;
@@ -211,7 +216,7 @@ async fn connect(args: &Args, env: &Env) -> io::Result<u8> {
             .send_datagram_wait(Bytes::copy_from_slice(&payload))
             .await
         {
-            env.console.err(&format!("sim-dgram: peer lost: {e}"));
+            env.console.err(format_args!("sim-dgram: peer lost: {e}"));
             log.finish()?;
             return Ok(3);
         }
@@ -220,7 +225,7 @@ async fn connect(args: &Args, env: &Env) -> io::Result<u8> {
         next += gap;
     }
     log.finish()?;
-    env.console.out(&format!("sent {seq} datagrams"));
+    env.console.out(format_args!("sent {seq} datagrams"));
     conn.close(0u32.into(), b"done");
     ep.wait_idle().await;
     Ok(0)
@@ -249,6 +254,11 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension("tmp");
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, path)
+}
+
+/// The Unix time (µs) of the instant `at`, not later than now.
+fn unix_us_at(clock: &Clock, at: Instant) -> u64 {
+    clock.unix_us() - clock.now().saturating_duration_since(at).as_micros() as u64
 }
 
 /// One CSV row per 100 ms window.
@@ -307,7 +317,7 @@ impl WindowLog {
         writeln!(
             self.out,
             "{},{},{},{},{max_seq}",
-            self.clock.unix_ns_at(at) / 1000,
+            unix_us_at(&self.clock, at),
             self.datagrams,
             self.bytes,
             self.delay_us_sum
