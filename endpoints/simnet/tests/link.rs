@@ -256,3 +256,43 @@ fn stats_lines_are_linkems_per_interval_and_final() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn other_tasks_timers_still_fire_on_their_ms_tick_while_packets_leave_between_ticks() {
+    let rt = simnet::build().unwrap();
+    let (ticks, arrivals) = rt.rt.block_on(async {
+        // 1000-byte payloads at 10 Mbit/s leave every 833.6 us: between the ms ticks.
+        let l = link(
+            1,
+            &direction(10_000_000, 2_300, r#"{"kind": "none"}"#, 1_000_000),
+        );
+        let net = net(&rt, l, None, None);
+        tokio::spawn(net.clone().driver());
+        let timer_net = net.clone();
+        let timers = tokio::spawn(async move {
+            let mut t = Vec::new();
+            for _ in 0..20 {
+                tokio::time::sleep(Duration::from_micros(700)).await;
+                t.push(timer_net.now_ns());
+            }
+            t
+        });
+        let a = bind(&net, GUEST, 5000);
+        let b = bind(&net, HOST, 6000);
+        for _ in 0..20 {
+            send(&*a, addr(HOST, 6000), &[0u8; 1000]);
+        }
+        let mut arrivals = Vec::new();
+        for _ in 0..20 {
+            arrivals.push(recv(&net, &*b).await.0);
+        }
+        (timers.await.unwrap(), arrivals)
+    });
+    // A 700 us sleep ends on the next ms tick, as under real tokio: 1, 2, ... 20 ms.
+    let want: Vec<u64> = (1..=20).map(|k| k * 1_000_000).collect();
+    assert_eq!(ticks, want);
+    // Packets still leave exactly: 2.3 ms + k * 833.6 us.
+    for (k, t) in arrivals.iter().enumerate() {
+        assert_eq!(*t, 2_300_000 + (k as u64 + 1) * 833_600, "packet {k}");
+    }
+}
