@@ -63,25 +63,33 @@ impl SimNet {
                 _ => None,
             };
             let want_idle = matches!(p, Plan::Advance(_));
+            let planned_ns = match p {
+                Plan::Sleep(t) | Plan::Advance(t) => Some(t),
+                Plan::Now | Plan::Wait => None,
+            };
             let woke = poll_fn(|cx| {
                 let mut s = self.shared.signal.lock().expect("signal lock");
-                if s.dirty {
+                let ready = if s.dirty {
+                    Some(Woke::Dirty)
+                } else if s.idle_fired && want_idle {
+                    Some(Woke::Idle)
+                } else if sleep
+                    .as_mut()
+                    .is_some_and(|sl| sl.as_mut().poll(cx).is_ready())
+                {
+                    Some(Woke::Timer)
+                } else {
+                    None
+                };
+                s.idle_fired = false;
+                if let Some(w) = ready {
                     s.dirty = false;
-                    return Poll::Ready(Woke::Dirty);
-                }
-                if s.idle_fired {
-                    s.idle_fired = false;
-                    if want_idle {
-                        return Poll::Ready(Woke::Idle);
-                    }
-                }
-                if let Some(sl) = sleep.as_mut() {
-                    if sl.as_mut().poll(cx).is_ready() {
-                        return Poll::Ready(Woke::Timer);
-                    }
+                    s.planned_ns = Some(0);
+                    return Poll::Ready(w);
                 }
                 s.waker = Some(cx.waker().clone());
                 s.idle_armed = want_idle;
+                s.planned_ns = planned_ns;
                 Poll::Pending
             })
             .await;

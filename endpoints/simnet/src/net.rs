@@ -92,9 +92,14 @@ impl Shared {
         self.state.lock().expect("simnet state lock")
     }
 
-    /// Tell the driver the link's plan may have changed.
-    pub fn poke(&self) {
+    /// The link's next event is now `next_ns`: wake the driver if it would otherwise wake
+    /// later (a driver that wakes first re-plans anyway; sparing it the wake-up matters, as a
+    /// send is the most frequent event).
+    pub fn poke(&self, next_ns: Option<u64>) {
         let mut s = self.signal.lock().expect("signal lock");
+        if next_ns.is_none() || s.planned_ns.zip(next_ns).is_some_and(|(p, n)| n >= p) {
+            return;
+        }
         s.dirty = true;
         if let Some(w) = s.waker.take() {
             w.wake();

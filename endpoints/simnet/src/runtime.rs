@@ -20,12 +20,14 @@ use std::io;
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
 
-/// What wakes the driver: a packet entered the link (`dirty`), or the runtime went idle
-/// while the driver asked to hear of it.
+/// What wakes the driver: a packet entered the link with an event before the one the driver
+/// waits for (`dirty`), or the runtime went idle while the driver asked to hear of it.
 #[derive(Debug, Default)]
 pub(crate) struct Signal {
     pub waker: Option<Waker>,
     pub dirty: bool,
+    /// While the driver waits: the time it will wake at by itself (None: only when poked).
+    pub planned_ns: Option<u64>,
     pub idle_armed: bool,
     pub idle_fired: bool,
 }

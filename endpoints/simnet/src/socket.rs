@@ -65,13 +65,14 @@ impl AsyncUdpSocket for SimSocket {
     fn try_send(&self, t: &Transmit) -> io::Result<()> {
         let now = self.shared.origin.now_ns();
         let seg = t.segment_size.unwrap_or(t.contents.len()).max(1);
-        {
+        let next = {
             let mut st = self.shared.lock();
             for chunk in t.contents.chunks(seg) {
                 st.send(now, self.key, t.destination, chunk)?;
             }
-        }
-        self.shared.poke();
+            st.next_event_ns()
+        };
+        self.shared.poke(next);
         Ok(())
     }
 
