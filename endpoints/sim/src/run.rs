@@ -40,6 +40,9 @@ impl Drop for EndGuard {
     }
 }
 
+/// How often a process with `wait_for_file` looks for its file (virtual time).
+const WAIT_FOR_FILE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
+
 fn s_to_ns(s: f64) -> u64 {
     (s * 1e9).round() as u64
 }
@@ -86,9 +89,15 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
             let argv = resolve_argv(&p.argv, &p.cwd);
             let (outcomes, guard) = (outcomes.clone(), EndGuard(ended.clone()));
             let start = s_to_ns(p.start_at_s);
+            let wait_for = p.wait_for_file.clone();
             handles.push(Some(spawn_local(async move {
                 let _guard = guard;
                 sleep_until(origin.at(start)).await;
+                if let Some(f) = wait_for {
+                    while !f.exists() {
+                        tokio::time::sleep(WAIT_FOR_FILE_POLL).await;
+                    }
+                }
                 outcomes.borrow_mut()[i].started_at_ns = Some(origin.now_ns());
                 let code = app(argv, env).await;
                 let mut o = outcomes.borrow_mut();
@@ -121,7 +130,7 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
                     o[i].cancelled = true;
                     o[i].ended_at_ns = Some(virtual_ns);
                 } else {
-                    errors.push(format!("{name} never started (deadline)"));
+                    errors.push(format!("{name} never started (wait_for_file or deadline)"));
                 }
             }
             if let Err(e) = h.await {

@@ -42,6 +42,9 @@ pub struct ProcessSpec {
     pub ok_exit_codes: Vec<u8>,
     pub stdout: PathBuf,
     pub stderr: PathBuf,
+    /// Optional: start only once this file exists (after `start_at_s`), as the node agent's
+    /// `wait_for_file`.
+    pub wait_for_file: Option<PathBuf>,
 }
 
 /// A spec error: the file, the dotted key, and what is wrong.
@@ -170,6 +173,7 @@ const PROCESS: &[&str] = &[
     "ok_exit_codes",
     "stdout",
     "stderr",
+    "wait_for_file",
 ];
 
 /// Parse and check a spec's text (`file` names it in errors).
@@ -325,6 +329,10 @@ fn parse_process(
         ok_exit_codes,
         stdout: o.abs_path("stdout")?,
         stderr: o.abs_path("stderr")?,
+        wait_for_file: match o.map.get("wait_for_file") {
+            None | Some(Value::Null) => None,
+            Some(_) => Some(o.abs_path("wait_for_file")?),
+        },
     })
 }
 
@@ -426,6 +434,10 @@ mod tests {
             "nodes.host.recv_buffer_bytes"
         );
         assert_eq!(key_of(|v| v["typo"] = 1.into()), "typo");
+        assert_eq!(
+            key_of(|v| v["processes"][0]["wait_for_file"] = "cert.der".into()),
+            "processes[0].wait_for_file"
+        );
         assert_eq!(
             key_of(|v| {
                 v.as_object_mut().unwrap().remove("seed");

@@ -209,3 +209,39 @@ fn a_bad_spec_exits_2_naming_file_and_key_and_writes_nothing() {
     let (code, _) = run(Path::new("/nonexistent/SPEC.json"));
     assert_eq!(code, 2);
 }
+
+#[test]
+fn wait_for_file_holds_a_process_until_the_file_exists() {
+    let d = scratch("waitfor");
+    let p = spec(
+        &d,
+        link_json(1, constant(10_000_000), 0.0),
+        1.0,
+        1.0,
+        Value::Null,
+    );
+    let mut v: Value = serde_json::from_str(&read(&d, "SPEC.json")).unwrap();
+    // The client is due first, but waits for the server's certificate.
+    v["processes"][1]["start_at_s"] = json!(0.0);
+    v["processes"][1]["wait_for_file"] = json!(d.join("cert.der"));
+    std::fs::write(&p, v.to_string()).unwrap();
+    let (code, err) = run(&p);
+    assert_eq!(code, 0, "{err}");
+    let r = report(&d);
+    let started = r["processes"][1]["started_at_s"].as_f64().unwrap();
+    assert!(
+        (0.5..0.502).contains(&started),
+        "client started at {started}"
+    );
+    assert_eq!(r["processes"][1]["exit_code"], 0);
+    // A file that never comes: the process never starts, and the report says so.
+    v["processes"][1]["wait_for_file"] = json!(d.join("never"));
+    std::fs::write(&p, v.to_string()).unwrap();
+    let (code, err) = run(&p);
+    assert_eq!(code, 0, "{err}");
+    let r = report(&d);
+    assert_eq!(r["processes"][1]["started_at_s"], Value::Null);
+    assert_eq!(r["processes"][1]["exit_code"], Value::Null);
+    let errors = r["errors"].to_string();
+    assert!(errors.contains("cli never started"), "{errors}");
+}
