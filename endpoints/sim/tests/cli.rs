@@ -46,6 +46,21 @@ fn run(spec: &Path) -> (i32, String) {
     )
 }
 
+/// A one-second sim-dgram run's spec in a fresh folder `name`, as JSON to edit.
+fn editable(name: &str) -> (PathBuf, PathBuf, Value) {
+    let d = scratch(name);
+    let link = link_json(1, constant(10_000_000), 0.0);
+    let p = spec(&d, link, 1.0, 1.0, Value::Null);
+    let v = serde_json::from_str(&read(&d, "SPEC.json")).unwrap();
+    (d, p, v)
+}
+
+/// Write `v` to `p` and run it.
+fn run_edited(p: &Path, v: &Value) -> (i32, String) {
+    std::fs::write(p, v.to_string()).unwrap();
+    run(p)
+}
+
 fn report(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("sim-report.json")).unwrap()).unwrap()
 }
@@ -175,18 +190,9 @@ fn a_small_receive_buffer_drops_a_burst_that_an_unbounded_one_takes() {
 
 #[test]
 fn a_bad_spec_exits_2_naming_file_and_key_and_writes_nothing() {
-    let d = scratch("bad");
-    let p = spec(
-        &d,
-        link_json(1, constant(1_000_000), 0.0),
-        1.0,
-        1.0,
-        Value::Null,
-    );
-    let mut v: Value = serde_json::from_str(&read(&d, "SPEC.json")).unwrap();
+    let (d, p, mut v) = editable("bad");
     v["processes"][1]["argv"][0] = json!("rise");
-    std::fs::write(&p, v.to_string()).unwrap();
-    let (code, err) = run(&p);
+    let (code, err) = run_edited(&p, &v);
     assert_eq!(code, 2);
     assert!(
         err.contains(&format!("{}: key `processes[1].argv[0]`", p.display())),
@@ -196,8 +202,7 @@ fn a_bad_spec_exits_2_naming_file_and_key_and_writes_nothing() {
     // A bad link config is named through the spec's key and the config's own key.
     std::fs::write(d.join("linkem.json"), r#"{"seed": 1}"#).unwrap();
     v["processes"][1]["argv"][0] = json!("sim-dgram");
-    std::fs::write(&p, v.to_string()).unwrap();
-    let (code, err) = run(&p);
+    let (code, err) = run_edited(&p, &v);
     assert_eq!(code, 2);
     assert!(
         err.contains("key `link.config`") && err.contains("linkem.json"),
@@ -212,20 +217,11 @@ fn a_bad_spec_exits_2_naming_file_and_key_and_writes_nothing() {
 
 #[test]
 fn wait_for_file_holds_a_process_until_the_file_exists() {
-    let d = scratch("waitfor");
-    let p = spec(
-        &d,
-        link_json(1, constant(10_000_000), 0.0),
-        1.0,
-        1.0,
-        Value::Null,
-    );
-    let mut v: Value = serde_json::from_str(&read(&d, "SPEC.json")).unwrap();
+    let (d, p, mut v) = editable("waitfor");
     // The client is due first, but waits for the server's certificate.
     v["processes"][1]["start_at_s"] = json!(0.0);
     v["processes"][1]["wait_for_file"] = json!(d.join("cert.der"));
-    std::fs::write(&p, v.to_string()).unwrap();
-    let (code, err) = run(&p);
+    let (code, err) = run_edited(&p, &v);
     assert_eq!(code, 0, "{err}");
     let r = report(&d);
     let started = r["processes"][1]["started_at_s"].as_f64().unwrap();
@@ -236,8 +232,7 @@ fn wait_for_file_holds_a_process_until_the_file_exists() {
     assert_eq!(r["processes"][1]["exit_code"], 0);
     // A file that never comes: the process never starts, and the report says so.
     v["processes"][1]["wait_for_file"] = json!(d.join("never"));
-    std::fs::write(&p, v.to_string()).unwrap();
-    let (code, err) = run(&p);
+    let (code, err) = run_edited(&p, &v);
     assert_eq!(code, 0, "{err}");
     let r = report(&d);
     assert_eq!(r["processes"][1]["started_at_s"], Value::Null);
