@@ -32,74 +32,90 @@ pub fn plan(now_ns: u64, next_ns: Option<u64>) -> Plan {
     }
 }
 
-enum Woke {
-    Dirty,
+/// What the driver waits for.
+#[derive(Clone, Copy)]
+enum Until {
+    /// The runtime idle at the current instant: every task that can run now has run.
     Idle,
-    Timer,
+    /// This ms boundary (a tokio timer), or a send bringing an earlier event.
+    Tick(u64),
+    /// A send.
+    Send,
 }
 
 impl SimNet {
     /// The driver future: spawn it once on the runtime the net was built on; it runs until
     /// [`SimNet::finish`] (then returns) or is dropped.
+    ///
+    /// It handles an instant only once the runtime is idle at it, so everything the endpoints
+    /// do at that instant (sends included) comes first, as linkem's `enqueue` has it ("an
+    /// opportunity at exactly now serves this packet"); what it delivers is read at the same
+    /// instant, before the clock moves on.
     pub async fn driver(self) {
         let origin = self.shared.origin;
         loop {
+            self.wait(Until::Idle).await;
             let now = origin.now_ns();
-            let next = {
+            let (delivered, next) = {
                 let mut st = self.shared.lock();
-                st.poll(now);
+                let delivered = st.poll(now);
                 st.tick_stats(now);
                 if st.is_finished() {
                     return;
                 }
-                st.next_event_ns()
+                (delivered, st.next_event_ns())
             };
-            let p = plan(now, next);
-            if p == Plan::Now {
+            if delivered > 0 {
+                // Its readers run at this instant first.
                 continue;
             }
-            let mut sleep = match p {
-                Plan::Sleep(t) => Some(Box::pin(tokio::time::sleep_until(origin.at(t)))),
-                _ => None,
-            };
-            let want_idle = matches!(p, Plan::Advance(_));
-            let planned_ns = match p {
-                Plan::Sleep(t) | Plan::Advance(t) => Some(t),
-                Plan::Now | Plan::Wait => None,
-            };
-            let woke = poll_fn(|cx| {
-                let mut s = self.shared.signal.lock().expect("signal lock");
-                let ready = if s.dirty {
-                    Some(Woke::Dirty)
-                } else if s.idle_fired && want_idle {
-                    Some(Woke::Idle)
-                } else if sleep
-                    .as_mut()
-                    .is_some_and(|sl| sl.as_mut().poll(cx).is_ready())
-                {
-                    Some(Woke::Timer)
-                } else {
-                    None
-                };
-                s.idle_fired = false;
-                if let Some(w) = ready {
-                    s.dirty = false;
-                    s.planned_ns = Some(0);
-                    return Poll::Ready(w);
-                }
-                s.waker = Some(cx.waker().clone());
-                s.idle_armed = want_idle;
-                s.planned_ns = planned_ns;
-                Poll::Pending
-            })
-            .await;
-            if let (Woke::Idle, Plan::Advance(t)) = (woke, p) {
-                let now = origin.now_ns();
-                if t > now {
+            match plan(now, next) {
+                Plan::Now => {}
+                Plan::Advance(t) => {
                     tokio::time::advance(std::time::Duration::from_nanos(t - now)).await;
                 }
+                Plan::Sleep(t) => self.wait(Until::Tick(t)).await,
+                Plan::Wait => self.wait(Until::Send).await,
             }
         }
+    }
+
+    async fn wait(&self, until: Until) {
+        let origin = self.shared.origin;
+        let mut sleep = match until {
+            Until::Tick(t) => Some(Box::pin(tokio::time::sleep_until(origin.at(t)))),
+            _ => None,
+        };
+        // The time the driver comes back by itself: a send with an event before it wakes it.
+        let planned_ns = match until {
+            Until::Idle => Some(0),
+            Until::Tick(t) => Some(t),
+            Until::Send => None,
+        };
+        let want_idle = matches!(until, Until::Idle);
+        poll_fn(|cx| {
+            let mut s = self.shared.signal.lock().expect("signal lock");
+            let ready = if want_idle {
+                s.idle_fired
+            } else {
+                s.dirty
+                    || sleep
+                        .as_mut()
+                        .is_some_and(|sl| sl.as_mut().poll(cx).is_ready())
+            };
+            s.idle_fired = false;
+            s.dirty = false;
+            if ready {
+                s.planned_ns = Some(0);
+                s.idle_armed = false;
+                return Poll::Ready(());
+            }
+            s.waker = Some(cx.waker().clone());
+            s.idle_armed = want_idle;
+            s.planned_ns = planned_ns;
+            Poll::Pending
+        })
+        .await
     }
 }
 

@@ -243,17 +243,20 @@ fn err(kind: io::ErrorKind, msg: String) -> io::Error {
 }
 
 impl State {
-    /// Move the link to `now_ns`, delivering what leaves.
-    pub fn poll(&mut self, now_ns: u64) {
+    /// Move the link to `now_ns`, delivering what leaves; how many datagrams were queued at
+    /// a socket.
+    pub fn poll(&mut self, now_ns: u64) -> usize {
         if self.finished {
-            return;
+            return 0;
         }
+        let mut delivered = 0;
         for i in 0..2 {
             let mut events = std::mem::take(&mut self.events);
             self.dirs[i].poll(now_ns, &mut events);
-            self.handle(i, now_ns, &mut events);
+            delivered += self.handle(i, now_ns, &mut events);
             self.events = events;
         }
+        delivered
     }
 
     /// When the link next has something to do (a departure or a stats line).
@@ -265,29 +268,35 @@ impl State {
         Some(d.map_or(self.stats.next_ns(), |d| d.min(self.stats.next_ns())))
     }
 
-    fn handle(&mut self, i: usize, now_ns: u64, events: &mut Vec<Event<Pkt>>) {
+    /// Deliver what the direction released; how many datagrams were queued at a socket.
+    fn handle(&mut self, i: usize, now_ns: u64, events: &mut Vec<Event<Pkt>>) -> usize {
+        let mut delivered = 0;
         for ev in events.drain(..) {
             if let Event::Sent { pkt, at_ns } = ev {
                 self.stats.record_late(i, now_ns.saturating_sub(at_ns));
-                self.deliver(pkt.payload);
+                delivered += usize::from(self.deliver(pkt.payload));
             }
         }
+        delivered
     }
 
-    fn deliver(&mut self, p: Pkt) {
+    /// Queue `p` at its socket (true), or count it dropped (false).
+    fn deliver(&mut self, p: Pkt) -> bool {
         let Some(s) = self.sockets.get_mut(&p.to) else {
             self.no_socket_drops += 1;
-            return;
+            return false;
         };
         let d = Datagram {
             from: p.from,
             data: p.data,
         };
-        if s.queue.push(d) {
+        let queued = s.queue.push(d);
+        if queued {
             if let Some(w) = s.waker.take() {
                 w.wake();
             }
         }
+        queued
     }
 
     /// A datagram from the socket `from` (node IP, port) to `to`, at `now_ns`.
