@@ -4,7 +4,7 @@
 
 use crate::registry;
 use serde_json::{Map, Value};
-use simnet::{NodeSpec, Side};
+use simnet::{NodeSpec, ReaderStall, Side};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::IpAddr;
@@ -162,7 +162,8 @@ const TOP: &[&str] = &[
     "report",
 ];
 const LINK: &[&str] = &["config", "stats", "stats_interval_ms"];
-const NODE: &[&str] = &["addr", "side", "recv_buffer_bytes"];
+const NODE: &[&str] = &["addr", "side", "recv_buffer_bytes", "reader_stall"];
+const STALL: &[&str] = &["every_ms", "for_ms"];
 const PROCESS: &[&str] = &[
     "node",
     "name",
@@ -259,16 +260,43 @@ fn parse_nodes(top: &Obj) -> R<BTreeMap<String, NodeSpec>> {
                 )
             })?),
         };
+        let reader_stall = match o.map.get("reader_stall") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(parse_stall(&Obj::new(
+                top.file,
+                o.key("reader_stall"),
+                v,
+                STALL,
+            )?)?),
+        };
         nodes.insert(
             name.clone(),
             NodeSpec {
                 addr,
                 side,
                 recv_buffer_bytes,
+                reader_stall,
             },
         );
     }
     Ok(nodes)
+}
+
+/// `{"every_ms": E, "for_ms": F}`: 0 < F < E.
+fn parse_stall(o: &Obj) -> R<ReaderStall> {
+    let every_ms = o.f64_min("every_ms", 0.0)?;
+    let for_ms = o.f64_min("for_ms", 0.0)?;
+    if every_ms <= 0.0 || for_ms <= 0.0 || for_ms >= every_ms {
+        return Err(o.err(
+            "for_ms",
+            "must be above 0 and below every_ms (which must be above 0)",
+        ));
+    }
+    let ns = |ms: f64| (ms * 1e6).round() as u64;
+    Ok(ReaderStall {
+        every_ns: ns(every_ms),
+        for_ns: ns(for_ms),
+    })
 }
 
 fn parse_process(
@@ -395,6 +423,16 @@ mod tests {
         let s = parse(Path::new("/r/SPEC.json"), &spec_text(|_| {})).unwrap();
         assert_eq!(s.nodes["host"].recv_buffer_bytes, Some(212_992));
         assert_eq!(s.nodes["guest"].side, Side::A);
+        assert_eq!(s.nodes["guest"].reader_stall, None);
+        let t = spec_text(|v| {
+            v["nodes"]["guest"]["reader_stall"] = serde_json::json!({"every_ms": 50, "for_ms": 2.5})
+        });
+        let s = parse(Path::new("/r/SPEC.json"), &t).unwrap();
+        let want = ReaderStall {
+            every_ns: 50_000_000,
+            for_ns: 2_500_000,
+        };
+        assert_eq!(s.nodes["guest"].reader_stall, Some(want));
         assert_eq!(s.processes[0].start_at_s, 0.5);
     }
 
@@ -434,6 +472,15 @@ mod tests {
             "nodes.host.recv_buffer_bytes"
         );
         assert_eq!(key_of(|v| v["typo"] = 1.into()), "typo");
+        assert_eq!(
+            key_of(|v| v["nodes"]["guest"]["reader_stall"] =
+                serde_json::json!({"every_ms": 5, "for_ms": 5})),
+            "nodes.guest.reader_stall.for_ms"
+        );
+        assert_eq!(
+            key_of(|v| v["nodes"]["guest"]["reader_stall"] = serde_json::json!({"every": 5})),
+            "nodes.guest.reader_stall.every"
+        );
         assert_eq!(
             key_of(|v| v["processes"][0]["wait_for_file"] = "cert.der".into()),
             "processes[0].wait_for_file"

@@ -20,7 +20,9 @@ pub mod runtime;
 pub mod socket;
 pub mod stats;
 
-pub use net::{LinkReport, NodeNet, NodeSpec, Side, SimNet, SimNetConfig, SocketReport};
+pub use net::{
+    LinkReport, NodeNet, NodeSpec, ReaderStall, Side, SimNet, SimNetConfig, SocketReport,
+};
 pub use runtime::{build, SimRuntime};
 pub use stats::StatsOut;
 

@@ -21,13 +21,32 @@ pub enum Side {
     B,
 }
 
-/// One node: its address, side, and optional receive buffer per socket (`sk_rcvbuf` bytes,
-/// see [`crate::rcvbuf`]; None: unbounded).
+/// One node: its address, side, optional receive buffer per socket (`sk_rcvbuf` bytes, see
+/// [`crate::rcvbuf`]; None: unbounded) and optional reader stalls.
 #[derive(Debug, Clone)]
 pub struct NodeSpec {
     pub addr: IpAddr,
     pub side: Side,
     pub recv_buffer_bytes: Option<u64>,
+    pub reader_stall: Option<ReaderStall>,
+}
+
+/// A crude model of a reader that waits for a core: every `every_ns`, for `for_ns`, the
+/// node's sockets hand nothing to their readers (datagrams keep arriving into the receive
+/// buffer). Virtual time has no CPU time of its own; this puts back the stalls that made a
+/// small receive buffer overflow on the real path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReaderStall {
+    pub every_ns: u64,
+    pub for_ns: u64,
+}
+
+impl ReaderStall {
+    /// When the stall holding `now_ns` ends (None: no stall at `now_ns`).
+    pub fn until_ns(&self, now_ns: u64) -> Option<u64> {
+        let phase = now_ns % self.every_ns.max(1);
+        (phase < self.for_ns).then(|| now_ns - phase + self.for_ns)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -49,6 +68,7 @@ pub(crate) struct Pkt {
 struct NodeState {
     side: Side,
     recv_buffer_bytes: Option<u64>,
+    reader_stall: Option<ReaderStall>,
     next_port: u16,
 }
 
@@ -56,6 +76,9 @@ pub(crate) struct SockState {
     pub queue: RecvQueue,
     pub waker: Option<Waker>,
     pub datagrams_sent: u64,
+    pub stall: Option<ReaderStall>,
+    /// A reader held by a stall waits to be woken at this time.
+    pub stall_wake_ns: Option<u64>,
 }
 
 /// Counters of one address (every socket that was bound to it, summed).
@@ -135,6 +158,7 @@ impl SimNet {
             let st = NodeState {
                 side: n.side,
                 recv_buffer_bytes: n.recv_buffer_bytes,
+                reader_stall: n.reader_stall,
                 next_port: EPHEMERAL_FIRST,
             };
             if nodes.insert(n.addr, st).is_some() {
@@ -256,6 +280,15 @@ impl State {
             delivered += self.handle(i, now_ns, &mut events);
             self.events = events;
         }
+        for s in self.sockets.values_mut() {
+            if s.stall_wake_ns.is_some_and(|t| t <= now_ns) {
+                s.stall_wake_ns = None;
+                if let Some(w) = s.waker.take() {
+                    w.wake();
+                    delivered += 1;
+                }
+            }
+        }
         delivered
     }
 
@@ -265,6 +298,11 @@ impl State {
             return None;
         }
         let d = self.dirs.iter().filter_map(|d| d.next_departure_ns()).min();
+        let stall = self.sockets.values().filter_map(|s| s.stall_wake_ns).min();
+        let d = match (d, stall) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         Some(d.map_or(self.stats.next_ns(), |d| d.min(self.stats.next_ns())))
     }
 
@@ -392,7 +430,7 @@ impl NodeNet {
         let mut st = self.shared.lock();
         let mut port = addr.port();
         let node = st.nodes.get_mut(&self.ip).expect("node exists");
-        let rcvbuf = node.recv_buffer_bytes;
+        let (rcvbuf, stall) = (node.recv_buffer_bytes, node.reader_stall);
         if port == 0 {
             let mut p = node.next_port;
             while st.sockets.contains_key(&SocketAddr::new(self.ip, p)) {
@@ -414,6 +452,8 @@ impl NodeNet {
                 queue: RecvQueue::new(rcvbuf),
                 waker: None,
                 datagrams_sent: 0,
+                stall,
+                stall_wake_ns: None,
             },
         );
         let mut local = addr;

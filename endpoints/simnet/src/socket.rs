@@ -82,6 +82,7 @@ impl AsyncUdpSocket for SimSocket {
         bufs: &mut [IoSliceMut<'_>],
         meta: &mut [RecvMeta],
     ) -> Poll<io::Result<usize>> {
+        let now = self.shared.origin.now_ns();
         let mut st = self.shared.lock();
         let Some(s) = st.sockets.get_mut(&self.key) else {
             return Poll::Ready(Err(io::Error::new(
@@ -89,6 +90,17 @@ impl AsyncUdpSocket for SimSocket {
                 "socket unbound",
             )));
         };
+        if !s.queue.is_empty() {
+            if let Some(end) = s.stall.and_then(|r| r.until_ns(now)) {
+                // The reader waits for a core: the driver wakes it when the stall ends.
+                s.waker = Some(cx.waker().clone());
+                s.stall_wake_ns = Some(end);
+                let next = st.next_event_ns();
+                drop(st);
+                self.shared.poke(next);
+                return Poll::Pending;
+            }
+        }
         let mut n = 0;
         while n < bufs.len().min(meta.len()) {
             let Some(d) = s.queue.pop() else { break };

@@ -296,3 +296,62 @@ fn other_tasks_timers_still_fire_on_their_ms_tick_while_packets_leave_between_ti
         assert_eq!(*t, 2_300_000 + (k as u64 + 1) * 833_600, "packet {k}");
     }
 }
+
+/// Bursts of 300 datagrams (1200 bytes) every 50 ms from the host to a guest reading all the
+/// time, over 1 Gbit/s; (datagrams read, receive-buffer drops).
+fn bursts_to_a_stalled_reader(
+    rcvbuf: Option<u64>,
+    stall: Option<simnet::ReaderStall>,
+) -> (u64, u64) {
+    let rt = simnet::build().unwrap();
+    rt.rt.block_on(async {
+        let l = link(
+            1,
+            &direction(1_000_000_000, 1_000, r#"{"kind": "none"}"#, 10_000_000),
+        );
+        let net = net_with_stall(&rt, l, rcvbuf, stall, None);
+        tokio::spawn(net.clone().driver());
+        let host = bind(&net, HOST, 5000);
+        let guest = bind(&net, GUEST, 6000);
+        let reader_net = net.clone();
+        let reader = tokio::spawn(async move {
+            let mut n = 0u64;
+            while tokio::time::timeout(Duration::from_secs(1), recv(&reader_net, &*guest))
+                .await
+                .is_ok()
+            {
+                n += 1;
+            }
+            n
+        });
+        for _ in 0..10 {
+            for _ in 0..300 {
+                send(&*host, addr(GUEST, 6000), &[0u8; 1200]);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let read = reader.await.unwrap();
+        let rep = net.finish().unwrap();
+        (read, rep.sockets[&addr(GUEST, 6000)].recv.recv_buffer_drops)
+    })
+}
+
+#[test]
+fn a_stalled_reader_overflows_the_default_buffer_and_not_a_large_one() {
+    let stall = Some(simnet::ReaderStall {
+        every_ns: 50_000_000,
+        for_ns: 5_000_000,
+    });
+    // A reader that keeps up loses nothing even with the kernel default.
+    assert_eq!(bursts_to_a_stalled_reader(Some(212_992), None), (3000, 0));
+    // Stalled for 5 ms as each burst arrives: the default holds 93 of its 300.
+    assert_eq!(
+        bursts_to_a_stalled_reader(Some(212_992), stall),
+        (930, 2070)
+    );
+    // 8 MiB (the endpoints' forced 4 MiB, doubled) holds every burst.
+    assert_eq!(
+        bursts_to_a_stalled_reader(Some(8_388_608), stall),
+        (3000, 0)
+    );
+}

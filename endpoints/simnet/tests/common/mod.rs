@@ -4,7 +4,7 @@
 
 use quinn::udp::{RecvMeta, Transmit};
 use quinn::AsyncUdpSocket;
-use simnet::{NodeSpec, Side, SimNet, SimNetConfig, SimRuntime, StatsOut};
+use simnet::{NodeSpec, ReaderStall, Side, SimNet, SimNetConfig, SimRuntime, StatsOut};
 use std::io::IoSliceMut;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -34,16 +34,29 @@ pub fn net(
     guest_rcvbuf: Option<u64>,
     stats: Option<PathBuf>,
 ) -> SimNet {
+    net_with_stall(rt, link, guest_rcvbuf, None, stats)
+}
+
+/// As [`net`], the guest's readers also stalled as `stall` says.
+pub fn net_with_stall(
+    rt: &SimRuntime,
+    link: linkem::Config,
+    guest_rcvbuf: Option<u64>,
+    stall: Option<ReaderStall>,
+    stats: Option<PathBuf>,
+) -> SimNet {
     let nodes = vec![
         NodeSpec {
             addr: GUEST.parse().unwrap(),
             side: Side::A,
             recv_buffer_bytes: guest_rcvbuf,
+            reader_stall: stall,
         },
         NodeSpec {
             addr: HOST.parse().unwrap(),
             side: Side::B,
             recv_buffer_bytes: None,
+            reader_stall: None,
         },
     ];
     let stats = stats.map(|path| StatsOut {
