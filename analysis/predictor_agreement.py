@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from analysis.stats import bootstrap_ci
-from priolab.engine.judge import reason_kind
+from priolab.engine import rundir
+from priolab.engine.reasons import from_metadata, kind
 
 # metric key -> column title
 COLUMNS = {
@@ -182,27 +183,29 @@ def rcvbuf_drops(run_dir: Path, role: str = "guest") -> float:
 def _recorded_rcvbuf_drops(run_dir: Path, node: str) -> float:
     """metadata.json's `udp_drops[node].RcvbufErrors` (the engine's agent), NaN if absent."""
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
         return float(meta["udp_drops"][node]["RcvbufErrors"])
     except (OSError, ValueError, KeyError, TypeError):
         return float("nan")
 
 
 def invalid_reasons(run_dir: Path) -> list[str]:
-    """Why the judge marked the run invalid (metadata.json `invalid_reasons`), shortened to the
-    kind of reason (numbers dropped) so that equal causes group; ['unrecorded'] if absent."""
+    """Why the judge marked the run invalid, as the kinds of its reasons (metadata.json
+    `invalid` codes; an older run folder's prose whole) so that equal causes group;
+    ['unrecorded'] if absent."""
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
-        reasons = [str(r) for r in meta["invalid_reasons"]]
-    except (OSError, ValueError, KeyError, TypeError):
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
+    except (OSError, ValueError):
         return ["unrecorded"]
-    return [reason_kind(r) for r in reasons] or ["unrecorded"]
+    return [kind(r) for r in from_metadata(meta if isinstance(meta, dict) else {})] or [
+        "unrecorded"
+    ]
 
 
 def _commit(run_dir: Path) -> str:
     """`@<short commit>` of the checkout the run came from (metadata.json), or ''."""
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
         return "@" + str(meta["git"]["commit"])[:7]
     except (OSError, ValueError, KeyError, TypeError):
         return ""

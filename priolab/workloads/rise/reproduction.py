@@ -30,7 +30,6 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
-from priolab.engine.judge import reason_kind
 
 # A run is window-limited when its Guest's sender was transport-limited (cwnd or pacer, not the
 # application) for at least this share of the analysed window (analysis/regime.py).
@@ -267,6 +266,14 @@ CLAIMS = [
         upper_bound=True,
     ),
 ]
+
+
+def exclusion_kinds(excl: pd.DataFrame) -> list[str]:
+    """The kind of every reason of the excluded runs (exclusions.csv `kinds`, the reasons'
+    codes); an exclusions.csv written before the codes counts each run's prose whole."""
+    if "kinds" in excl.columns:
+        return [k for v in excl["kinds"].fillna("unrecorded") for k in str(v).split("; ")]
+    return [str(v) for v in excl["reasons"].fillna("unrecorded")]
 
 
 def load(dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -541,9 +548,7 @@ def regime_table(runs: pd.DataFrame, excl: pd.DataFrame) -> list[str]:
             e = excl[(excl["scenario"] == sc) & (excl["setting"] == st)]
             e = e[e["scheme"].isin(["nopri", "pri"])]
             if len(e):
-                kinds = pd.Series(
-                    [reason_kind(k) for r in e["reasons"] for k in str(r).split("; ")]
-                ).value_counts()
+                kinds = pd.Series(exclusion_kinds(e)).value_counts()
                 bad = f"{len(e)}: " + ", ".join(f"{k} ({v})" for k, v in kinds.items())
         lines.append(
             f"| {sc}/{st} | {regime(runs, sc, st)} | {both(sc, st, 'mtp_median_ms')} | {ratio} | "
