@@ -56,14 +56,19 @@ def run_point(
     speed: str = "default",
     rep: int = 1,
     timeout_s: float = 180.0,
+    results: Path | None = None,
+    backend: str | None = None,
 ) -> tuple[Path, dict[str, Any]]:
-    """Run one matrix point into `<scenario's folder>/results/<rundir layout>`; return the
-    run folder and its metadata, checked valid but for load."""
+    """Run one matrix point on the Mininet site into `<results>/<rundir layout>` (default
+    results: `results/` beside the scenario); return the run folder and its metadata, checked
+    valid but for load."""
     name = yaml.safe_load(scenario.read_text())["name"]
-    out = rundir.run_dir(scenario.parent / "results", name, setting, scheme, speed, rep)
+    results = results or scenario.parent / "results"
+    out = rundir.run_dir(results, name, setting, scheme, speed, rep)
     r = subprocess.run(
         [sys.executable, "-m", "priolab.cli", "run-one", str(scenario), "--setting", setting,
-         "--scheme", scheme, "--speed", speed, "--rep", str(rep), "--out", str(out)],
+         "--scheme", scheme, "--speed", speed, "--rep", str(rep), "--out", str(out),
+         *(["--backend", backend] if backend else [])],
         capture_output=True, text=True, cwd=REPO, timeout=timeout_s,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr

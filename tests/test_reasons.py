@@ -81,8 +81,9 @@ def test_rejudge_adds_the_host_cpu_and_only_then_promotes(tmp_path: Path) -> Non
 
 def test_no_program_matches_a_prefix_of_a_reason() -> None:
     """Decisions use `code`: no `startswith(` on a reason's prose anywhere in the tree."""
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"], cwd=REPO, capture_output=True,
-                           text=True, check=True).stdout.split()  # fmt: skip
+    argv = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"]
+    files = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=True)
+    files = files.stdout.split()
     pattern = re.compile(r"(reason|invalid|\berrors?\[0\]|\bwhy\b).*\.startswith\(", re.I)
     hits = [f"{f}:{n}" for f in files if (REPO / f).is_file()
             for n, line in enumerate((REPO / f).read_text().splitlines(), 1)

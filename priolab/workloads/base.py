@@ -78,6 +78,8 @@ class Workload(Protocol):
         them elsewhere (testbed nodes) puts its own path where an argv names this one."""
         ...
 
+    # Optional: `node_packages`, the Debian packages a node needs to run the programs (a
+    # testbed's endpoints role installs them; priolab/testbed.py `needs`).
     # Optional: `sim_problems(params) -> list[(key, why)]`, what the sim site (one
     # priolab-sim process, virtual time) cannot run of these parameters. A workload without it
     # cannot run on the sim site at all (engine/sim_spec.py says so, naming its programs).
