@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from priolab import machine_lock
-from priolab.errors import UserError
+from ground import machine_lock
+from ground.errors import UserError
 
 if TYPE_CHECKING:
     from priolab.scenario import RunSpec

@@ -30,10 +30,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ground.errors import ScenarioError, problems_from
 from priolab.engine import rundir
 from priolab.engine.finish import finish as engine_finish
 from priolab.engine.plan import PlanError, Site, SiteNode, plan
-from priolab.errors import ScenarioError, problems_from
 from priolab.scenario import RunSpec, expand, load
 from priolab.workloads.base import Pair
 

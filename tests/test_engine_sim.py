@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ground.errors import ScenarioError
 from priolab.engine.judge import judge, sim_link_final
 from priolab.engine.plan import GRACE_S, plan
 from priolab.engine.reasons import Code, from_metadata
@@ -26,7 +27,6 @@ from priolab.engine.sim_spec import (
     sim_site,
     sim_spec,
 )
-from priolab.errors import ScenarioError
 from priolab.scenario import RecvBuffers, RunSpec, Topology, expand, find_run, load
 from priolab.workloads import WORKLOADS
 from tests.conftest import REPO

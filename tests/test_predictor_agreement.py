@@ -1,4 +1,4 @@
-"""analysis.predictor_agreement: real runs' metrics.json against a (fake) rise-sim."""
+"""priolab.workloads.rise.predictor_agreement: real runs' metrics.json against a (fake) rise-sim."""
 
 from __future__ import annotations
 
@@ -11,8 +11,15 @@ from typing import Any
 
 import pytest
 
-from analysis.predictor_agreement import COLUMNS, Unsupported, cell, label, main, sim_point
 from priolab.engine.reasons import Code, Reason, verdict_fields
+from priolab.workloads.rise.predictor_agreement import (
+    COLUMNS,
+    Unsupported,
+    cell,
+    label,
+    main,
+    sim_point,
+)
 
 METRICS = {
     "mtp_median_ms": 40.0,

@@ -39,6 +39,8 @@ SIM_REPORT = "sim-report.json"
 NODE_REPORT_PREFIX = "node-"
 LINK_STATS = "linkem-stats.jsonl"
 TC_APPLIED = "tc-applied.json"
+TLS_KEYLOG = "tls-keys.log"
+"""(captured runs) the TLS keys of a pair's connector, SSLKEYLOGFILE format, beside the pcaps."""
 REP_PREFIX = "r"
 LEVELS = ("setting", "scheme", "speed")
 """The levels below a scenario's folder, before the repetition."""

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ground.errors import UserError
 from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.plan import plan
@@ -30,7 +31,6 @@ from priolab.engine.reasons import Reason, aborted, first_abort, site_error
 from priolab.engine.sim_report import node_reports, run_errors, site_block
 from priolab.engine.sim_spec import LINK_CONFIG, check, sim_site, sim_spec
 from priolab.engine.sites.mininet import RunAborted, _empty_plan, on_signal
-from priolab.errors import UserError
 from priolab.paths import sim_binary
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
@@ -133,7 +133,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         if report is not None:
             host = {"hostname": platform.node(), "kernel": platform.release()}
             for node, rep in node_reports(run_plan, spec_json, report, host).items():
-                (work / f"node-{node}.json").write_text(json.dumps(rep, indent=1))
+                (work / rundir.node_report(node)).write_text(json.dumps(rep, indent=1))
     except RunAborted as e:
         errors.append(aborted(e))
     except Exception as e:  # recorded in metadata; the run is invalid

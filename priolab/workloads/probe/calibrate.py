@@ -34,11 +34,12 @@ from typing import Any
 
 import numpy as np
 
+from ground import machine_lock
 from netem.model import Link
 from netem.probe import choose_backend, probe_kernel
 from netem.rateprobe import limited_by
 from netem.resolve import expected_burst_len, expected_loss_rate, resolve_loss
-from priolab import machine_lock, provenance
+from priolab import provenance
 from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.reasons import Code, Reason, first_abort, from_metadata

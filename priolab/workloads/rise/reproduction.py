@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from priolab.engine import rundir
 
 # A run is window-limited when its Guest's sender was transport-limited (cwnd or pacer, not the
 # application) for at least this share of the analysed window (analysis/regime.py).
@@ -299,7 +300,7 @@ def load(dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _cpu(run_dir: Path) -> float:
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
         return float(meta["cpu"]["utilisation_mean_pct"])
     except (OSError, KeyError, TypeError, ValueError):
         return math.nan
@@ -704,7 +705,7 @@ def provenance(runs: pd.DataFrame, excl: pd.DataFrame, dirs: list[Path]) -> list
         for (sc, st, s), g in runs.groupby(["scenario", "setting", "scheme"], sort=False):
             dur = "–"
             try:
-                meta = json.loads((Path(g["path"].iloc[0]) / "metadata.json").read_text())
+                meta = json.loads((Path(g["path"].iloc[0]) / rundir.METADATA).read_text())
                 dur = fmt(float(meta["run"]["duration_s"]))
             except (OSError, KeyError, ValueError):
                 pass

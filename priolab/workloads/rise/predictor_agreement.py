@@ -1,7 +1,8 @@
 """The predictor's agreement with real runs: a markdown table, two rows (real, predicted) per
 point and scheme, each cell the mean over runs with its 95 % bootstrap CI across runs.
 
-    python -m analysis.predictor_agreement ROOT [ROOT ...] [--rise-sim PATH] [--seeds 5]
+    python -m priolab.workloads.rise.predictor_agreement ROOT [ROOT ...] \
+        [--rise-sim PATH] [--seeds 5]
 
 Every real rise run under the ROOTs (a folder holding metrics.json, e.g. what
 endpoints/rise-sim/validate.sh or a scenario's snakemake results write) is a sample of the point
@@ -277,7 +278,7 @@ def collect(roots: list[Path]) -> tuple[dict[tuple[tuple[str, ...], str], Group]
     groups: dict[tuple[tuple[str, ...], str], Group] = defaultdict(Group)
     skipped: list[str] = []
     for root in roots:
-        for path in sorted(root.rglob("metrics.json")):
+        for path in sorted(root.rglob(rundir.METRICS)):
             doc = json.loads(path.read_text())
             if "run" not in doc:
                 continue
@@ -337,7 +338,9 @@ def table(roots: list[Path], rise_sim: Path, seeds: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.predictor_agreement", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m priolab.workloads.rise.predictor_agreement", description=__doc__
+    )
     ap.add_argument("roots", type=Path, nargs="+", help="folders holding analysed real runs")
     ap.add_argument("--rise-sim", type=Path, default=Path("target/release/rise-sim"))
     ap.add_argument("--seeds", type=int, default=5, help="predictor runs per point and scheme")
