@@ -36,6 +36,7 @@ from analysis.logs import AnalysisError, workload_kind
 from analysis.rundirs import Run, find_run_dirs, load_run
 from analysis.stats import N_RESAMPLES, SEED, bootstrap_ci
 from analysis.workload import WorkloadAnalysis, analysis_for
+from priolab.engine.reasons import kind
 
 SUMMARY_COLUMNS = [
     "setting", "metric", "scheme", "value", "ci_low", "ci_high", "n_runs", "n_excluded",
@@ -161,10 +162,10 @@ def exclusion_lines(runs: list[Run], root: Path) -> list[str]:
     if not excluded:
         return ["No run excluded."]
     out = [f"{len(excluded)} run(s) excluded (invalid):"]
-    for reason, n in Counter("; ".join(r.reasons) for r in excluded).most_common():
+    for reason, n in Counter(r.reasons_prose for r in excluded).most_common():
         out.append(f"- {n} × {reason}")
     out.append("")
-    out += [f"  - `{r.path.relative_to(root)}`: {'; '.join(r.reasons)}" for r in excluded]
+    out += [f"  - `{r.path.relative_to(root)}`: {r.reasons_prose}" for r in excluded]
     return out
 
 
@@ -235,9 +236,10 @@ def aggregate(scenario_dir: Path, recompute: bool = False) -> dict[str, object]:
     runs_table(runs, multi_speed, wa.run_columns).to_csv(scenario_dir / "runs.csv", index=False)
     pd.DataFrame(
         [{"path": str(r.path.relative_to(scenario_dir)), "setting": r.setting,
-          "scheme": r.scheme, "speed": r.speed, "rep": r.rep, "reasons": "; ".join(r.reasons)}
+          "scheme": r.scheme, "speed": r.speed, "rep": r.rep, "reasons": r.reasons_prose,
+          "kinds": "; ".join(kind(x) for x in r.reasons)}
          for r in runs if not r.valid],
-        columns=["path", "setting", "scheme", "speed", "rep", "reasons"],
+        columns=["path", "setting", "scheme", "speed", "rep", "reasons", "kinds"],
     ).to_csv(scenario_dir / "exclusions.csv", index=False)  # fmt: skip
     md = markdown(summary, ratio, runs, scenario_dir, scenario_dir.name, wa.summary_header(runs))
     (scenario_dir / "summary.md").write_text(md)

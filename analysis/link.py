@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.logs import read_linkem_stats
+from priolab.engine import rundir
 
-LINKEM_FILE = "linkem-stats.jsonl"
+LINKEM_FILE = rundir.LINK_STATS
 DIRECTION = {"a_to_b": "up", "b_to_a": "down"}
 """linkem's directions: a_to_b = uplink (Guest → Host in the access topology)."""
 NAN = float("nan")

@@ -21,6 +21,7 @@ from typing import Any
 from analysis.logs import AnalysisError, read_json, read_metadata, workload_kind
 from analysis.workload import analysis_for
 from priolab.engine import rundir
+from priolab.engine.reasons import Code, Reason, from_metadata
 
 NAN = float("nan")
 TABLES_DIR = rundir.TABLES
@@ -45,6 +46,7 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {
         "run": meta["run"],
         "valid": bool(meta.get("valid", False)),
+        "invalid": [r.to_json() for r in from_metadata(meta)],
         "invalid_reasons": list(meta.get("invalid_reasons", [])),
         "metrics": {},
     }
@@ -53,7 +55,9 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
     except AnalysisError as e:
         # unreadable logs: the run cannot be analysed, so it is invalid, with the reason
         out["valid"] = False
-        out["invalid_reasons"].append(f"analysis: {e}")
+        why = Reason(Code.ANALYSIS, f"analysis: {e}")
+        out["invalid"].append(why.to_json())
+        out["invalid_reasons"].append(why.prose())
         out["analysis_error"] = str(e)
     else:
         out["metrics"] = _json_safe(m)

@@ -10,6 +10,7 @@ from analysis.logs import AnalysisError, read_metadata, workload_kind
 from analysis.metrics import read_metrics, run_metrics
 from analysis.workload import analysis_for
 from priolab.engine import rundir
+from priolab.engine.reasons import Code, Reason, from_metadata
 
 
 @dataclass
@@ -21,8 +22,13 @@ class Run:
     rep: str
     meta: dict[str, Any]
     valid: bool
-    reasons: list[str]
+    reasons: list[Reason]
     metrics: dict[str, float]
+
+    @property
+    def reasons_prose(self) -> str:
+        """The reasons as one line for people."""
+        return "; ".join(r.prose() for r in self.reasons)
 
     @property
     def workload(self) -> dict[str, Any]:
@@ -41,9 +47,7 @@ def load_run(path: Path, recompute: bool = False) -> Run:
     at = rundir.coords(path)
     meta = read_metadata(path)
     valid = bool(meta.get("valid", False))
-    reasons = [str(r) for r in meta.get("invalid_reasons", [])] or (
-        [] if valid else ["metadata says valid=false without a reason"]
-    )
+    reasons = from_metadata(meta)
     metrics: dict[str, float] = {}
     if valid:
         m = None if recompute else _fresh_metrics(path, meta)
@@ -52,11 +56,11 @@ def load_run(path: Path, recompute: bool = False) -> Run:
                 run_metrics(path)
                 m = read_metrics(path)
         except AnalysisError as e:
-            valid, reasons = False, [f"analysis: {e}"]
+            valid, reasons = False, [Reason(Code.ANALYSIS, f"analysis: {e}")]
         else:
             assert m is not None
             if m.get("valid") is False and m.get("analysis_error"):
-                valid, reasons = False, list(m.get("invalid_reasons", []))
+                valid, reasons = False, from_metadata(m)
             metrics = m["metrics"]
     return Run(path, at.setting, at.scheme, at.speed, str(at.rep), meta, valid, reasons, metrics)
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from analysis.link import linkem_metrics, linkem_table
 from analysis.logs import AnalysisError
+from priolab.engine import rundir
 
 if TYPE_CHECKING:
     from analysis.rundirs import Run
@@ -61,7 +62,7 @@ class LinkOnly:
         lk, note = linkem_table(run_dir)
         tables_dir.mkdir(exist_ok=True)
         lk.to_parquet(tables_dir / "linkem.parquet", index=False)
-        return {"linkem-stats.jsonl": note}
+        return {rundir.LINK_STATS: note}
 
     def metrics(
         self, run_dir: Path, meta: dict[str, Any], tables_dir: Path

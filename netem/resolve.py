@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ground.errors import UserError
 from netem.model import MAX_FRAME_BYTES as MAX_FRAME_BYTES  # re-exported
 from netem.model import MTU_BYTES as MTU_BYTES  # re-exported
 from netem.model import (
@@ -30,7 +31,6 @@ from netem.model import (
     Loss,
     NoLoss,
 )
-from priolab.errors import UserError
 
 
 class ResolveError(UserError):

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from priolab import machine_lock
-from priolab.errors import UserError
+from ground import machine_lock
+from ground.errors import UserError
 
 if TYPE_CHECKING:
     from priolab.scenario import RunSpec
@@ -77,7 +77,7 @@ def _run_one(args: argparse.Namespace) -> int:
 
         meta = run_one_in_vm(spec, Path(args.scenario), out, args.backend)
     else:
-        meta = run_one(spec, out, args.backend)
+        meta = run_one(spec, out, args.backend, promote=not args.keep_partial)
     print(f"{out}: {_verdict(meta)}")
     return 0
 
@@ -150,6 +150,12 @@ def parser() -> argparse.ArgumentParser:
         help="mininet: on this machine; vm: inside the stock-kernel VM (vm/README.md), "
         "backend tc unless --backend says otherwise; run it under the netns lock; sim: one "
         "priolab-sim process in virtual time (no root, no machine lock; priolab/README.md)",
+    )
+    r.add_argument(
+        "--keep-partial",
+        action="store_true",
+        help="judge the run but leave it in <out>.partial (the VM site judges it once more "
+        "with the host's CPU, then renames it)",
     )
     r.set_defaults(func=_run_one)
 

@@ -17,9 +17,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ground.errors import ScenarioError, problems_from, shorten
 from netem.model import Link
 from netem.resolve import ResolvedLink, ResolveError, resolve_link
-from priolab.errors import ScenarioError, problems_from, shorten
 from priolab.workloads import WORKLOADS
 
 Name = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)]

@@ -1,5 +1,9 @@
 """Physical testbed glue: the controller side of the Ansible roles in ansible/.
 
+`priolab testbed needs [SCENARIO ...]` says what the endpoints role installs for those
+scenarios (every workload's, without one): the programs `Workload.binaries()` lists, built
+with cargo on the controller, and the Debian packages they need on the nodes
+(`Workload.node_packages`, e.g. roq's GStreamer runtime); linkem goes on the router.
 `priolab testbed plan` turns a scenario's matrix points into everything the nodes execute,
 computed here from the same models as a Mininet run — the workload's argv lists
 (`Workload.plan`), the tc argv lists (`netem.tc`) or the linkem config
@@ -26,14 +30,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ground.errors import ScenarioError, problems_from
 from priolab.engine import rundir
 from priolab.engine.finish import finish as engine_finish
 from priolab.engine.plan import PlanError, Site, SiteNode, plan
-from priolab.errors import ScenarioError, problems_from
 from priolab.scenario import RunSpec, expand, load
 from priolab.workloads.base import Pair
 
 PLAN_FILE = rundir.PLAN
+PROVIDED = frozenset({"python"})
+"""Programs a workload names that the testbed description provides (the nodes' Python):
+not built, not installed."""
+ROUTER_PROGRAMS = ("linkem",)
 AGENT_FILE = "priolab_node.py"
 """The name the endpoints role installs the node agent (priolab/engine/agent.py) under."""
 
@@ -206,7 +214,26 @@ def finish(partial: Path) -> dict[str, Any]:
     return engine_finish(partial, run_plan, site_errors=problems)
 
 
+def needs(scenarios: list[Path]) -> dict[str, list[str]]:
+    """What the nodes need for these scenarios' workloads (every testbed workload's when
+    none is given): `endpoints`, the programs guest and host run (cargo packages of the
+    same name); `router`, the router's; `packages`, the Debian packages of the endpoints."""
+    from priolab.workloads import WORKLOADS
+
+    kinds = ({s.workload_kind for p in scenarios for s in expand(load(p), p)} if scenarios
+             else set(WORKLOADS) - {"probe"})  # fmt: skip
+    programs = {n for k in kinds for n in WORKLOADS[k].binaries()} - PROVIDED
+    packages = {p for k in kinds for p in getattr(WORKLOADS[k], "node_packages", ())}
+    return {"endpoints": sorted(programs), "router": list(ROUTER_PROGRAMS),
+            "packages": sorted(packages)}  # fmt: skip
+
+
 # --------------------------------------------------------------------------- CLI
+
+
+def _needs_cmd(args: argparse.Namespace) -> int:
+    print(json.dumps(needs([Path(p) for p in args.scenario])))
+    return 0
 
 
 def _plan_cmd(args: argparse.Namespace) -> int:
@@ -246,6 +273,9 @@ def register(sub: Any) -> None:
     p.add_argument("--rep", type=int)
     p.add_argument("--write", action="store_true", help="create each <run>.partial/ with plan")
     p.set_defaults(func=_plan_cmd)
+    n = tsub.add_parser("needs", help="programs and packages the nodes need (JSON)")
+    n.add_argument("scenario", nargs="*", help="default: what every workload needs")
+    n.set_defaults(func=_needs_cmd)
     f = tsub.add_parser("finish", help="assemble a fetched run into the run-directory layout")
     f.add_argument("partial_dir")
     f.set_defaults(func=_finish_cmd)

@@ -7,7 +7,7 @@ from snakemake.utils import validate
 
 from priolab.engine import rundir
 from priolab.engine.sim_spec import sim_check
-from priolab.errors import UserError
+from ground.errors import UserError
 from priolab.scenario import expand, input_files, load, read_yaml
 
 PY = sys.executable  # the venv's python runs every tool, activated or not

@@ -10,7 +10,7 @@ from typing import IO
 import pytest
 import yaml
 
-from priolab import machine_lock
+from ground import machine_lock
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -32,7 +32,7 @@ def builds_network_state(item: pytest.Item) -> bool:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the session's first test that builds network state, take the machine lock
-    (priolab/machine_lock.py) and hold it to the end of the session, so that a test run
+    (ground/machine_lock.py) and hold it to the end of the session, so that a test run
     never tears down another run's namespaces. A test that skips never gets here (pytest
     evaluates skip marks first), and a session started under `flock` on the same file
     does not wait for itself."""

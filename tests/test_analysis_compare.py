@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from analysis.aggregate import aggregate
-from priolab.errors import ScenarioError
+from ground.errors import ScenarioError
 from priolab.scenario import expand, load
 from priolab.workloads.rise.synthetic import SynthRun, run_path, write_run
 

@@ -16,6 +16,7 @@ import priolab.testbed as pt
 from netem.resolve import resolve_link
 from netem.tc import direction_commands, local_netem_seed
 from priolab.scenario import expand, load
+from priolab.workloads.roq.workload import NODE_PACKAGES
 from tests.conftest import REPO
 
 AGENT = REPO / "ansible" / "roles" / "endpoints" / "files" / "priolab_node.py"
@@ -116,7 +117,6 @@ def test_rise_plan_transfers_the_certificate(tmp_path: Path) -> None:
 
 
 ENDPOINTS_TASKS = REPO / "ansible" / "roles" / "endpoints" / "tasks" / "main.yml"
-ROLE_DEFAULTS = REPO / "ansible" / "roles" / "priolab" / "defaults" / "main.yml"
 
 
 def test_roq_plan_runs_the_roq_the_endpoints_role_installs(
@@ -144,15 +144,8 @@ def test_roq_plan_runs_the_roq_the_endpoints_role_installs(
     (cert,) = plan["transfers"]
     assert (cert["from"], cert["to"]) == ("host", "guest")
     # the role builds and installs exactly that binary on guest and host, with GStreamer
-    tasks = {t["name"]: t for t in yaml.safe_load(ENDPOINTS_TASKS.read_text())}
-    build = tasks["Build the endpoints and linkem on the controller"]["ansible.builtin.command"]
-    assert "roq" in build["argv"][build["argv"].index("-p") :]
-    install = tasks["Install roq on the endpoints"]
-    assert install["ansible.builtin.copy"]["dest"] == "{{ priolab_bin_dir }}/roq"
-    assert "priolab_role in ['guest', 'host']" in install["when"]
-    gst = tasks["Install the GStreamer runtime roq needs on the endpoints"]
-    assert gst["ansible.builtin.apt"]["name"] == "{{ priolab_gstreamer_packages }}"
-    assert "priolab_role in ['guest', 'host']" in gst["when"]
+    assert pt.needs([path]) == {"endpoints": ["roq"], "router": ["linkem"],
+                                "packages": sorted(NODE_PACKAGES)}  # fmt: skip
 
 
 def test_endpoints_get_the_gstreamer_runtime_the_controller_builds_against() -> None:
@@ -167,8 +160,27 @@ def test_endpoints_get_the_gstreamer_runtime_the_controller_builds_against() -> 
     wanted = {runtime.get(p, p) for p in block.replace("\\", " ").split() if "gst" in p}
     assert {"gstreamer1.0-plugins-ugly", "gstreamer1.0-libav"} <= wanted  # x264enc, avdec_h264
     assert not any(p.endswith("-dev") for p in wanted), wanted
-    defaults = yaml.safe_load(ROLE_DEFAULTS.read_text())
-    assert set(defaults["priolab_gstreamer_packages"]) == wanted
+    assert set(NODE_PACKAGES) == wanted
+
+
+def test_the_endpoints_role_installs_what_the_workloads_say() -> None:
+    """Every workload's programs without a scenario (the five QUIC pairs; iperf3 and ping are
+    Debian's); the role builds, installs and requires what `priolab testbed needs` prints."""
+    assert pt.needs([]) == {"endpoints": ["dtp", "moq", "qpr", "rise", "roq"],
+                            "router": ["linkem"], "packages": sorted(NODE_PACKAGES)}  # fmt: skip
+    standin = REPO / "scenarios" / "standin.yaml"
+    assert pt.needs([standin])["endpoints"] == [] and pt.needs([standin])["packages"] == []
+    tasks = {t["name"]: t for t in yaml.safe_load(ENDPOINTS_TASKS.read_text())}
+    ask = tasks["Ask the workloads what the nodes need (priolab testbed needs)"]
+    assert "'testbed', 'needs'" in ask["ansible.builtin.command"]["argv"]
+    build = tasks["Build the endpoints and linkem on the controller"]["ansible.builtin.command"]
+    assert "endpoints_needs.endpoints + endpoints_needs.router" in build["argv"]
+    install = tasks["Install the workloads' programs on the endpoints"]
+    assert install["ansible.builtin.copy"]["dest"] == "{{ priolab_bin_dir }}/{{ item }}"
+    assert "endpoints_needs.endpoints" in install["loop"]
+    assert "priolab_role in ['guest', 'host']" in install["when"]
+    apt = tasks["Install the runtime packages of the workloads on the endpoints"]
+    assert apt["ansible.builtin.apt"]["name"] == "{{ endpoints_needs.packages }}"
 
 
 def _agent(*args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ground.errors import ScenarioError, UserError, shorten
 from netem.resolve import ResolveError
 from priolab.cli import main
-from priolab.errors import ScenarioError, UserError, shorten
 from priolab.scenario import expand, input_files, load
 from tests.conftest import REPO, SHARED_DATA
 from traces.errors import TraceError

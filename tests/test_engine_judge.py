@@ -6,6 +6,12 @@ import copy
 from typing import Any
 
 from priolab.engine.judge import judge, linkem_final, tc_final
+from priolab.engine.reasons import aborted, from_metadata
+
+
+def codes(verdict: dict[str, Any]) -> list[str]:
+    return [r.code.value for r in from_metadata(verdict)]
+
 
 T0 = 1_700_000_000.0
 
@@ -87,8 +93,7 @@ def test_each_rule_names_its_reason() -> None:
     r["emu"]["processes"][0]["ready_time"] = T0 + 3
     assert judge(PLAN, r, LINK_OK)["invalid_reasons"] == [
         "linkem was not forwarding when the workload started"]  # fmt: skip
-    assert judge(PLAN, reports(samples=0.95), LINK_OK)["invalid_reasons"][0].startswith(
-        "CPU saturated")  # fmt: skip
+    assert codes(judge(PLAN, reports(samples=0.95), LINK_OK)) == ["cpu_saturated"]
     bad_link = {"oversized_frames": 3, "errors": ["x"]}
     assert judge(PLAN, reports(), bad_link)["invalid_reasons"] == [
         "emulator saw 3 oversized frames", "link emulation: x"]  # fmt: skip
@@ -101,11 +106,35 @@ def test_each_rule_names_its_reason() -> None:
 def test_missing_report_and_site_errors_come_first() -> None:
     r = reports()
     del r["host"]
-    v = judge(PLAN, r, LINK_OK, ["aborted by SIGINT"])
+    v = judge(PLAN, r, LINK_OK, [aborted("SIGINT")])
     assert v["invalid_reasons"][:2] == ["aborted by SIGINT", "no report from the host node (h)"]
+    assert codes(v)[:2] == ["aborted", "no_report"]
     r = reports()
     r["guest"]["errors"] = ["agent aborted by SIGTERM"]
-    assert judge(PLAN, r, LINK_OK)["invalid_reasons"] == ["guest: agent aborted by SIGTERM"]
+    v = judge(PLAN, r, LINK_OK)
+    assert v["invalid_reasons"] == ["guest: agent aborted by SIGTERM"]
+    assert v["invalid"] == [
+        {"code": "node_error", "detail": "agent aborted by SIGTERM", "node": "guest"}
+    ]
+
+
+def test_every_reason_has_a_code_and_the_prose_is_its_rendering() -> None:
+    """Each rule gives its own code; `invalid_reasons` is `invalid` rendered, in order."""
+    r = reports(samples=0.95)
+    r["guest"]["processes"][0]["exit_code"] = 3
+    r["host"]["clock"] = {"chrony": {"system_offset_s": 0.002}}
+    r["guest"]["udp_counters"] = {"start": {"udp": {"RcvbufErrors": 0}},
+                                  "end": {"udp": {"RcvbufErrors": 5}}}  # fmt: skip
+    host_cpu = {"saturated": True, "utilisation_mean_pct": 99.0, "rule": "mean >= 90 %"}
+    v = judge(PLAN, r, {"oversized_frames": 2, "errors": ["x"]}, ["no pcap"], host_cpu)
+    assert codes(v) == ["site", "exit_code", "cpu_saturated", "host_cpu_saturated",
+                        "oversized_frames", "link_error", "clock_offset",
+                        "rcvbuf_drops"]  # fmt: skip
+    assert v["invalid_reasons"] == [x.prose() for x in from_metadata(v)]
+    assert v["invalid_reasons"][3] == (
+        "host CPU saturated (mean 99.0 %, rule: mean >= 90 %): the VM's emulated CPUs were starved"
+    )
+    assert not judge(PLAN, reports(), LINK_OK, None, {"saturated": False})["invalid"]
 
 
 def test_judge_does_not_change_its_inputs() -> None:

@@ -10,10 +10,10 @@ import sys
 import time
 from pathlib import Path
 
-from priolab import machine_lock
+from ground import machine_lock
 
 REPO = Path(__file__).resolve().parent.parent
-HELD = "from pathlib import Path; from priolab import machine_lock as m; "
+HELD = "from pathlib import Path; from ground import machine_lock as m; "
 
 
 def _other_holds(lock: Path, script: str) -> subprocess.Popen:
@@ -88,7 +88,7 @@ def test_run_one_checks_its_input_first_then_waits_for_the_machine(
     monkeypatch.setattr(machine_lock, "LOCK_PATH", lock)
     calls: list[tuple[bool, set[int]]] = []
 
-    def fake_run_one(spec, out, backend):  # records who held the lock when the run began
+    def fake_run_one(spec, out, backend, promote=True):  # who held the lock when it began
         holders = machine_lock.flock_holders(lock, Path("/proc/locks").read_text())
         calls.append((done.exists(), holders))
         return {"valid": True, "invalid_reasons": []}

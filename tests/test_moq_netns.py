@@ -5,67 +5,44 @@ go first."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from tests.conftest import REPO, needs_root
+from tests.netns_runs import process_names, require_built, run_point, shortened
 
 pytestmark = [needs_root, pytest.mark.netns]
 
-MOQ = Path(os.environ.get("PRIOLAB_MOQ", REPO / "target" / "release" / "moq"))
-LINKEM = REPO / "target" / "release" / "linkem"
-
-
-@pytest.fixture(autouse=True)
-def _built() -> None:
-    for b in (MOQ, LINKEM):
-        if not b.is_file():
-            pytest.skip(f"{b} is not built; `make build` builds it")
-
 
 def _scenario(tmp_path: Path) -> Path:
-    data = yaml.safe_load((REPO / "scenarios" / "moq-sports.yaml").read_text())
-    data["duration_s"] = 10  # short: the backlog grows by ~0.6 Mbit/s from the start
-    data["repetitions"] = 1
-    data["workload"]["params"]["frame_trace"] = str(
-        REPO / "traces" / "synthetic" / "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv"
-    )
-    # a rate well below the clip's 2.8 Mbit/s and a short queue: the backlog builds in the
-    # sender, where the scheme decides the order (the test's premise, not a paper value)
-    link = {"downlink": {"rate_mbps": 2.2, "queue": {"limit_packets": 30}}}
-    data["settings"] = {"2.2M": {"link": link}}
-    p = tmp_path / "moq-test.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+    def edit(data: dict) -> None:
+        data["workload"]["params"]["frame_trace"] = str(
+            REPO / "traces" / "synthetic" / "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv"
+        )
+        # a rate well below the clip's 2.8 Mbit/s and a short queue: the backlog builds in the
+        # sender, where the scheme decides the order (the test's premise, not a paper value)
+        link = {"downlink": {"rate_mbps": 2.2, "queue": {"limit_packets": 30}}}
+        data["settings"] = {"2.2M": {"link": link}}
+
+    # short: the backlog grows by ~0.6 Mbit/s from the start
+    return shortened(tmp_path, "moq-sports.yaml", edit, duration_s=10)
 
 
-def _run(sc: Path, scheme: str, out: Path) -> pd.DataFrame:
-    r = subprocess.run(
-        [sys.executable, "-m", "priolab.cli", "run-one", str(sc), "--setting", "2.2M",
-         "--scheme", scheme, "--out", str(out)],
-        capture_output=True, text=True, cwd=REPO, timeout=180,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    meta = json.loads((out / "metadata.json").read_text())
-    reasons = [x for x in meta["invalid_reasons"] if not x.startswith("CPU saturated")]
-    assert not reasons, reasons
-    assert {p["name"] for p in meta["processes"]} == {"moq-publisher", "moq-subscriber"}
+def _run(sc: Path, scheme: str) -> pd.DataFrame:
+    out, meta = run_point(sc, "2.2M", scheme)
+    assert process_names(meta) == {"moq-publisher", "moq-subscriber"}
     from priolab.workloads.moq.analysis import frames_table
 
     return frames_table(out)
 
 
 def test_ft_delivers_i_frames_earlier_than_fefs(tmp_path: Path) -> None:
+    require_built("moq", "linkem")
     sc = _scenario(tmp_path)
-    fefs = _run(sc, "fefs", tmp_path / "fefs")
-    ft = _run(sc, "ft", tmp_path / "ft")
+    fefs = _run(sc, "fefs")
+    ft = _run(sc, "ft")
     assert len(fefs) == len(ft) > 200  # the same schedule: 10 s of 25 fps
     i_fefs = fefs[fefs["pict_type"] == "I"]["latency_ms"]
     i_ft = ft[ft["pict_type"] == "I"]["latency_ms"]

@@ -1,4 +1,4 @@
-"""analysis.predictor_agreement: real runs' metrics.json against a (fake) rise-sim."""
+"""priolab.workloads.rise.predictor_agreement: real runs' metrics.json against a (fake) rise-sim."""
 
 from __future__ import annotations
 
@@ -11,7 +11,15 @@ from typing import Any
 
 import pytest
 
-from analysis.predictor_agreement import COLUMNS, Unsupported, cell, label, main, sim_point
+from priolab.engine.reasons import Code, Reason, verdict_fields
+from priolab.workloads.rise.predictor_agreement import (
+    COLUMNS,
+    Unsupported,
+    cell,
+    label,
+    main,
+    sim_point,
+)
 
 METRICS = {
     "mtp_median_ms": 40.0,
@@ -195,16 +203,12 @@ def test_snakemake_runs_take_socket_drops_from_metadata_and_invalid_runs_say_why
         json.dumps({"udp_drops": {"guest": {"RcvbufErrors": 0}, "host": {"RcvbufErrors": 0}}})
     )
     _write(root, "r2", _run_record(), False, 900.0)
-    reasons = {
-        "invalid_reasons": [
-            "CPU saturated (mean 93.5 %, rule: mean >= 90 %)",
-            "guest: the kernel dropped 12 UDP datagrams from full socket receive buffers",
-        ]
-    }
-    (root / "r2" / "metadata.json").write_text(json.dumps(reasons))
+    cpu = Reason(Code.CPU_SATURATED, "CPU saturated (mean 93.5 %, rule: mean >= 90 %)")
+    drops = Reason(Code.RCVBUF_DROPS, "the kernel dropped 12 UDP datagrams", "guest")
+    (root / "r2" / "metadata.json").write_text(json.dumps(verdict_fields([cpu, drops])))
     _write(root, "r3", _run_record(), False, 900.0)
-    reasons["invalid_reasons"] = ["CPU saturated (mean 91.0 %, rule: mean >= 90 %)"]
-    (root / "r3" / "metadata.json").write_text(json.dumps(reasons))
+    cpu = Reason(Code.CPU_SATURATED, "CPU saturated (mean 91.0 %, rule: mean >= 90 %)")
+    (root / "r3" / "metadata.json").write_text(json.dumps(verdict_fields([cpu])))
     assert main([str(root), "--rise-sim", str(_fake_sim(tmp_path)), "--seeds", "2"]) == 0
     out = capsys.readouterr().out
     real = next(r for r in out.splitlines() if r.startswith("| queue 1 BDP | pri | real"))
@@ -212,5 +216,5 @@ def test_snakemake_runs_take_socket_drops_from_metadata_and_invalid_runs_say_why
     assert cells[3].startswith("1 valid of 3")
     assert cells[list(COLUMNS).index("rcvbuf_drops_guest") + 4] == "0"  # recorded, not "–"
     assert "queue 1 BDP, pri: 2 invalid, left out:" in out
-    assert "CPU saturated (2×)" in out
-    assert "guest: the kernel dropped N UDP datagrams" in out
+    assert "cpu_saturated (2×)" in out
+    assert "rcvbuf_drops (1×)" in out

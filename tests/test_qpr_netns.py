@@ -19,65 +19,45 @@ on reliable streams) and Q100 (every object as datagrams) on the three unreliabl
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.conftest import REPO, needs_root
+from tests.netns_runs import process_names, require_built, run_point, shortened
 
 pytestmark = [needs_root, pytest.mark.netns]
 
-QPR = Path(os.environ.get("PRIOLAB_QPR", REPO / "target" / "release" / "qpr"))
-LINKEM = REPO / "target" / "release" / "linkem"
 SCENARIO = REPO / "scenarios" / "qpr-paths.yaml"
 
 
-@pytest.fixture(autouse=True)
-def _built() -> None:
-    for b in (QPR, LINKEM):
-        if not b.is_file():
-            pytest.skip(f"{b} is not built; `make build` builds it")
-
-
 def _scenario(tmp_path: Path) -> Path:
-    data = yaml.safe_load(SCENARIO.read_text())
-    trace = data["settings"]["driving-loss5"]["link"]["downlink"]["trace"]
-    f = (SCENARIO.parent / trace["file"]).resolve()
-    if not f.is_file():
-        pytest.skip(f"{f}: the shared 5G traces are absent")
-    trace["file"] = str(f)
-    data["duration_s"] = 12  # short: a dozen segments per scheme
-    data["repetitions"] = 1
-    data["settings"] = {"driving-loss5": data["settings"]["driving-loss5"]}
-    p = tmp_path / "qpr-test.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+    def edit(data: dict) -> None:
+        trace = data["settings"]["driving-loss5"]["link"]["downlink"]["trace"]
+        f = (SCENARIO.parent / trace["file"]).resolve()
+        if not f.is_file():
+            pytest.skip(f"{f}: the shared 5G traces are absent")
+        trace["file"] = str(f)
+        data["settings"] = {"driving-loss5": data["settings"]["driving-loss5"]}
+
+    # short: a dozen segments per scheme
+    return shortened(tmp_path, SCENARIO.name, edit, duration_s=12)
 
 
-def _run(sc: Path, scheme: str, out: Path) -> dict[str, float]:
-    r = subprocess.run(
-        [sys.executable, "-m", "priolab.cli", "run-one", str(sc), "--setting", "driving-loss5",
-         "--scheme", scheme, "--out", str(out)],
-        capture_output=True, text=True, cwd=REPO, timeout=180,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    meta = json.loads((out / "metadata.json").read_text())
-    reasons = [x for x in meta["invalid_reasons"] if not x.startswith("CPU saturated")]
-    assert not reasons, reasons
-    assert {p["name"] for p in meta["processes"]} == {"qpr-server", "qpr-player"}
+def _run(sc: Path, scheme: str) -> tuple[Path, dict[str, float]]:
+    out, meta = run_point(sc, "driving-loss5", scheme)
+    assert process_names(meta) == {"qpr-server", "qpr-player"}
     from priolab.workloads.qpr.analysis import run_analysis
 
-    return run_analysis(out, duration_s=12)
+    return out, run_analysis(out, duration_s=12)
 
 
 def test_q100_keeps_more_throughput_than_q0_through_bursty_loss(tmp_path: Path) -> None:
+    require_built("qpr", "linkem")
     sc = _scenario(tmp_path)
     schemes = ("q0", "q100", "q100-lossblind", "q100-fixed")
-    m = {s: _run(sc, s, tmp_path / s) for s in schemes}
+    runs = {s: _run(sc, s) for s in schemes}
+    m = {s: r[1] for s, r in runs.items()}
     for s in schemes:
         print(f"{s}: per-segment throughput mean {m[s]['throughput_mean_mbps']:.2f} Mbit/s, "
               f"segments {m[s]['segments']:.0f}, freezes {m[s]['freezes']:.0f}, "
@@ -102,7 +82,7 @@ def test_q100_keeps_more_throughput_than_q0_through_bursty_loss(tmp_path: Path) 
     assert lossblind["throughput_mean_mbps"] > 1.2 * q0["throughput_mean_mbps"]
     # The fixed window: 2400 bytes or two packets of the path's MTU (≤ 1500 bytes), one
     # window per round trip of at least 20 ms.
-    host = json.loads((tmp_path / "q100-fixed" / "host" / "summary.json").read_text())
+    host = json.loads((runs["q100-fixed"][0] / "host" / "summary.json").read_text())
     window = host["unreliable_conn_cwnd_bytes_at_end"]
     assert 2400 <= window <= 3000
     assert fixed["throughput_mean_mbps"] < window * 8 / 0.020 / 1e6

@@ -277,8 +277,17 @@ def test_regime_table_lists_every_setting_with_its_valid_and_invalid_runs(
                 "moderate",
                 2,
                 "CPU saturated (mean 99 %)",
+                "cpu_saturated",
             ],
-            ["Q4/nopri/moderate/r1", "Q4", "nopri", "moderate", 1, "CPU saturated (mean 95 %)"],
+            [
+                "Q4/nopri/moderate/r1",
+                "Q4",
+                "nopri",
+                "moderate",
+                1,
+                "CPU saturated (mean 95 %)",
+                "cpu_saturated",
+            ],
             [
                 "Q4/pri/moderate/r1",
                 "Q4",
@@ -286,9 +295,10 @@ def test_regime_table_lists_every_setting_with_its_valid_and_invalid_runs(
                 "moderate",
                 1,
                 "ran 2.0 s of 30 s; host: the kernel dropped 12 UDP datagrams",
+                "short_run; rcvbuf_drops",
             ],
         ],
-        columns=["path", "setting", "scheme", "speed", "rep", "reasons"],
+        columns=["path", "setting", "scheme", "speed", "rep", "reasons", "kinds"],
     ).to_csv(d / "exclusions.csv", index=False)
     runs, excl = reproduction.load([d])
     text = "\n".join(reproduction.regime_table(runs, excl))
@@ -299,14 +309,29 @@ def test_regime_table_lists_every_setting_with_its_valid_and_invalid_runs(
     assert cells[3].startswith("10 [")  # 400 / 40
     assert cells[4] == "0 [0, 0] → 5 (n=1, no CI)"
     assert cells[6] == "2+1"
-    assert cells[7] == "1: CPU saturated (1)"
+    assert cells[7] == "1: cpu_saturated (1)"
     q4 = next(r for r in text.splitlines() if r.startswith("| map/Q4 |"))
     q4_cells = [c.strip() for c in q4.split("|")[1:-1]]
     assert q4_cells[2] == "– → –" and q4_cells[6] == "0+0"
-    assert "CPU saturated (1)" in q4_cells[7] and "ran N.N s of N s" not in q4_cells[7]
-    assert "ran N s of N s (1)" in q4_cells[7]
-    assert "host: the kernel dropped N UDP datagrams (1)" in q4_cells[7]
+    assert "cpu_saturated (1)" in q4_cells[7] and "short_run (1)" in q4_cells[7]
+    assert "rcvbuf_drops (1)" in q4_cells[7]
     assert q4_cells[7].startswith("2: ")  # two runs, three reasons
+
+
+def test_regime_table_counts_an_old_exclusions_csv_by_whole_reasons(tmp_path: Path) -> None:
+    """An exclusions.csv written before the reason codes (no `kinds` column) still reads: each
+    run's prose counts as one kind, unparsed."""
+    root = tmp_path / "old"
+    base = {"transport_limited_pct_guest": 97.0, "stall_pct": 0.0, "displayed_fps": 30.0}
+    d = scenario(tmp_path, "old", [run(root, "Q1", "nopri", 1, {**base, "mtp_median_ms": 3.0})])
+    pd.DataFrame(
+        [["Q1/pri/moderate/r1", "Q1", "pri", "moderate", 1, "ran 2.0 s of 30 s"]],
+        columns=["path", "setting", "scheme", "speed", "rep", "reasons"],
+    ).to_csv(d / "exclusions.csv", index=False)
+    runs, excl = reproduction.load([d])
+    text = "\n".join(reproduction.regime_table(runs, excl))
+    row = next(r for r in text.splitlines() if r.startswith("| old/Q1 |"))
+    assert row.split("|")[8].strip() == "1: ran 2.0 s of 30 s (1)"
 
 
 def test_verdict_without_a_ci_does_not_claim_the_paper_inside_it() -> None:

@@ -5,57 +5,33 @@ capacity halves, and the receiver decodes the video; the analysis scores every f
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.conftest import REPO, needs_root
+from tests.conftest import needs_root
+from tests.netns_runs import process_names, require_built, run_point, shortened
 
 pytestmark = [needs_root, pytest.mark.netns]
 
-ROQ = Path(os.environ.get("PRIOLAB_ROQ", REPO / "target" / "release" / "roq"))
-LINKEM = REPO / "target" / "release" / "linkem"
-
-
-@pytest.fixture(autouse=True)
-def _built() -> None:
-    for b in (ROQ, LINKEM):
-        if not b.is_file():
-            pytest.skip(f"{b} is not built; `make build` builds it")
-
 
 def _scenario(tmp_path: Path) -> Path:
-    data = yaml.safe_load((REPO / "scenarios" / "roq-rfc8867.yaml").read_text())
     # short: 1 Mbit/s for 7 s, 0.5 for 5 s, 1 again (the test's premise, not the paper's times)
     trace = tmp_path / "steps.txt"
     trace.write_text("# duration_s 16\n0\t1.0\n7\t0.5\n12\t1.0\n")
-    data["duration_s"] = 14
-    data["repetitions"] = 1
-    for d in ("uplink", "downlink"):
-        data["link"][d]["trace"]["file"] = str(trace)
-    data["workload"]["params"].update(width=320, height=180, source_s=4)
-    p = tmp_path / "roq-test.yaml"
-    p.write_text(yaml.safe_dump(data))
-    return p
+
+    def edit(data: dict) -> None:
+        for d in ("uplink", "downlink"):
+            data["link"][d]["trace"]["file"] = str(trace)
+        data["workload"]["params"].update(width=320, height=180, source_s=4)
+
+    return shortened(tmp_path, "roq-rfc8867.yaml", edit, duration_s=14)
 
 
 def test_scream_over_quic_backs_off_in_the_dip_and_video_is_decoded(tmp_path: Path) -> None:
-    sc = _scenario(tmp_path)
-    out = tmp_path / "run"
-    r = subprocess.run(
-        [sys.executable, "-m", "priolab.cli", "run-one", str(sc), "--setting", "d50",
-         "--scheme", "scream", "--out", str(out)],
-        capture_output=True, text=True, cwd=REPO, timeout=180,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    meta = json.loads((out / "metadata.json").read_text())
-    reasons = [x for x in meta["invalid_reasons"] if not x.startswith("CPU saturated")]
-    assert not reasons, reasons
-    assert {p["name"] for p in meta["processes"]} == {"roq-sender", "roq-receiver"}
+    require_built("roq", "linkem")
+    out, meta = run_point(_scenario(tmp_path), "d50", "scream")
+    assert process_names(meta) == {"roq-sender", "roq-receiver"}
     from priolab.workloads.roq.analysis import RATE_TABLE, run_analysis
 
     m = run_analysis(out)

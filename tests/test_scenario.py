@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from priolab.errors import ScenarioError
+from ground.errors import ScenarioError
 from priolab.scenario import deep_merge, expand, json_schema, load, run_seed
 from tests.conftest import REPO, SHARED_DATA
 

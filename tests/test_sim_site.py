@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from priolab import cli, machine_lock
+from ground import machine_lock
+from priolab import cli
 from priolab.engine import rundir
 from priolab.paths import sim_binary
 from tests.conftest import REPO

@@ -1,4 +1,4 @@
-"""analysis.stall_causes: each stall with the Host packets lost around its start."""
+"""priolab.workloads.rise.stall_causes: each stall with the Host packets lost around its start."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.stall_causes import explain, main
+from priolab.workloads.rise.stall_causes import explain, main
 
 T0 = 1_700_000_000_000_000
 

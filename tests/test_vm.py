@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from priolab.engine.reasons import Code, from_metadata, without
 from tests.conftest import REPO, VM_JOB_SUMMARY
 from vm.run import Budget
 
@@ -151,10 +152,9 @@ def test_vm_site_runs_a_scenario_on_tc(vm_job: dict[str, Any], tmp_path: Path) -
     assert meta["vm"]["kernel"].endswith("-amd64") and not meta["vm"]["timed_out"]
     assert meta["backend"]["used"] == "tc"
     # the emulated or the host's CPUs may be saturated (the verdict says so); nothing else
-    saturated = ("CPU saturated", "host CPU saturated")
-    other = [r for r in meta["invalid_reasons"] if not r.startswith(saturated)]
+    other = without(from_metadata(meta), Code.CPU_SATURATED, Code.HOST_CPU_SATURATED)
     assert "host_cpu" in meta["vm"]
-    assert not other, other
+    assert not other, [r.prose() for r in other]
     applied = json.loads((out / "tc-applied.json").read_text())
     assert any("netem" in c for c in applied["commands"]), applied["commands"]
     assert meta["link_final"]["errors"] == []

@@ -27,7 +27,7 @@ from traces.throughput import (
 )
 
 if TYPE_CHECKING:
-    from netem.model import TraceRate
+    from traces.config import TraceRate
     from traces.tracking_layouts import TrackingSource
 
 Trace = RateSchedule | DeliveryOpportunities
@@ -91,8 +91,8 @@ def trace_config(args: argparse.Namespace) -> TraceRate:
     """The flags as the `trace:` mapping a scenario would hold (same model, same checks)."""
     from pydantic import ValidationError
 
-    from netem.model import TraceRate
-    from priolab.errors import problems_from
+    from ground.errors import problems_from
+    from traces.config import TraceRate
 
     fmt = sniff_format(args.input) if args.format == "auto" else args.format
     given = {
@@ -365,7 +365,7 @@ def tracking_source(args: argparse.Namespace) -> TrackingSource:
     """The tracking flags as the `tracking_trace:` mapping a scenario would hold."""
     from pydantic import ValidationError
 
-    from priolab.errors import problems_from
+    from ground.errors import problems_from
     from traces.tracking_layouts import TrackingSource
 
     cfg: dict[str, object] = {"file": args.input}

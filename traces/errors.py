@@ -1,11 +1,11 @@
-"""The one error type of the traces package: a `priolab.errors.UserError`, so the CLI prints it
+"""The one error type of the traces package: a `ground.errors.UserError`, so the CLI prints it
 like every other bad input (file, line, problem; exit code 2)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from priolab.errors import UserError
+from ground.errors import UserError
 
 
 class TraceError(UserError):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from priolab.errors import show
+from ground.errors import show
 from traces.errors import TraceError
 from traces.gop import GopError, check_display_order, closure, references
 from traces.textlines import data_lines, finite_float

@@ -6,7 +6,7 @@ import math
 from datetime import UTC, datetime
 from pathlib import Path
 
-from priolab.errors import show
+from ground.errors import show
 from traces.errors import TraceError
 
 

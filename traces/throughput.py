@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from priolab.errors import show
+from ground.errors import show
 from traces.errors import TraceError
 from traces.textlines import data_lines, time_value
 from traces.textlines import finite_float as _float
 
 if TYPE_CHECKING:
-    from netem.model import TraceRate
+    from traces.config import TraceRate
 
 __all__ = [
     "MTU_BYTES",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from priolab.errors import show
+from ground.errors import show
 from traces.errors import TraceError
 from traces.orientation import euler_to_quat, quat_to_euler, slerp
 from traces.textlines import data_lines

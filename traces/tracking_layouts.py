@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from priolab.errors import show
+from ground.errors import show
 from traces.errors import TraceError
 from traces.textlines import data_lines, finite_float, time_value
 from traces.tracking import TrackingTrace, from_euler

@@ -56,7 +56,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, argvs: list[list[str]]) -> int:
-    from priolab import machine_lock
+    from ground import machine_lock
     from vm.run import Command, VmUnavailable, run_job
 
     machine_lock.hold_until_exit("priolab vm")  # the VM takes both cores: one thing at a time

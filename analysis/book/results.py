@@ -22,6 +22,7 @@ import yaml
 
 from analysis.book.papers import Claim, Paper
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from priolab.engine import rundir
 
 
 @dataclass
@@ -57,7 +58,7 @@ def _csv(p: Path) -> pd.DataFrame:
 
 def _meta(run_dir: Path) -> dict:
     try:
-        return json.loads((run_dir / "metadata.json").read_text())
+        return json.loads((run_dir / rundir.METADATA).read_text())
     except (OSError, ValueError):
         return {}
 

@@ -2,24 +2,31 @@
 
 The only impure part of judging: it reads the nodes' reports and the link's counters from
 the run folder, adds provenance, writes metadata.json and renames `<dir>.partial` to `<dir>`.
+
+A site that wraps another (the VM site runs the Mininet site inside a VM) has the inner run
+stop short of promoting (`promote=False`) and calls `rejudge` with what only it can see (the
+host's CPU): the run is judged once more from the same reports and link counters, and only
+then renamed, so a finished `<dir>` is never rewritten.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from priolab import provenance, pylock
 from priolab.engine import rundir
 from priolab.engine.judge import judge, read_link_final
+from priolab.engine.reasons import Code, Reason, from_metadata
 from priolab.workloads import WORKLOADS
 
 
 def read_reports(partial: Path, plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
     out = {}
     for node in plan["nodes"]:
-        f = partial / f"node-{node}.json"
+        f = partial / rundir.node_report(node)
         if f.is_file():
             out[node] = json.loads(f.read_text())
     return out
@@ -29,14 +36,20 @@ def finish(
     partial: Path,
     plan: dict[str, Any],
     *,
-    site_errors: list[str] | None = None,
+    site_errors: Sequence[Reason | str] | None = None,
     extra: dict[str, Any] | None = None,
+    host_cpu: dict[str, Any] | None = None,
+    promote: bool = True,
 ) -> dict[str, Any]:
-    """Judge the run in `partial` and promote it; return its metadata."""
+    """Judge the run in `partial` and promote it (unless `promote` is False: a wrapping site
+    will `rejudge` it); return its metadata."""
+    if not (partial / rundir.PLAN).is_file():  # failed before planning: keep what is known
+        (partial / rundir.PLAN).write_text(json.dumps(plan, indent=1))
     reports = read_reports(partial, plan)
-    verdict = judge(plan, reports, read_link_final(partial, plan, reports), site_errors)
+    link_final = read_link_final(partial, plan, reports)
+    verdict = judge(plan, reports, link_final, site_errors, host_cpu=host_cpu)
     if plan["link"]["applied"]["backend"] == "tc":
-        (partial / "tc-applied.json").write_text(json.dumps(plan["link"]["applied"], indent=1))
+        (partial / rundir.TC_APPLIED).write_text(json.dumps(plan["link"]["applied"], indent=1))
     workload = WORKLOADS[plan["run"]["workload"]["kind"]]
     meta: dict[str, Any] = {
         "run": plan["run"],
@@ -58,12 +71,32 @@ def finish(
             for n, rep in reports.items()
         },
     }
-    tmp = partial / (rundir.METADATA + ".tmp")
-    tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    tmp.replace(partial / rundir.METADATA)
+    rundir.write_metadata(partial, meta)
     for n in plan["nodes"].values():
         stop = n["spec"].get("stop_file")
         if stop:
             (partial / Path(stop).name).unlink(missing_ok=True)
+    if promote:
+        rundir.promote(partial)
+    return meta
+
+
+SITE_CODES = (Code.SITE, Code.ABORTED)
+"""Reasons only the site that ran a run knows (not in its reports or files): kept when the
+run is judged again."""
+
+
+def rejudge(
+    partial: Path, host_cpu: dict[str, Any], extra: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Judge a run `finish` left unpromoted once more, with the host CPU of the machine the
+    site ran on, from the same reports and the link counters the first judging read (reading
+    tc's counters consumes their files); add `extra` to its metadata and promote it."""
+    meta = rundir.read_metadata(partial)
+    plan = json.loads((partial / rundir.PLAN).read_text())
+    site_errors = [r for r in from_metadata(meta) if r.code in SITE_CODES]
+    reports = read_reports(partial, plan)
+    meta |= (extra or {}) | judge(plan, reports, meta["link_final"], site_errors, host_cpu)
+    rundir.write_metadata(partial, meta)
     rundir.promote(partial)
     return meta

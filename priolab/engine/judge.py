@@ -16,13 +16,14 @@ time, not its virtual time; metadata.json's `cpu` says so (`applies: false`, `wh
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from netem.userspace import read_stats, totals_from_finals
 from priolab.cpu import summarise
 from priolab.engine import rundir
+from priolab.engine.reasons import Code, Reason, site_error, verdict_fields
 
 LATE_START_LIMIT_S = 1.0
 """A process that started more than this after its planned time makes the run invalid."""
@@ -52,15 +53,6 @@ measured system, and a datagram the kernel dropped from a full socket buffer is 
 did not make (endpoints/README.md, the stall miss): the run is invalid."""
 
 
-def reason_kind(reason: object) -> str:
-    """The kind of an invalid run's reason, its details and numbers dropped so that equal
-    causes count together: 'CPU saturated (mean 99.75 %, ...)' -> 'CPU saturated'; 'guest:
-    the kernel dropped 12 UDP datagrams ...' -> 'guest: the kernel dropped N UDP datagrams
-    ...'; anything but a non-empty text -> 'unrecorded'."""
-    text = reason.split(" (")[0].strip() if isinstance(reason, str) else ""
-    return re.sub(r"\d+(\.\d+)?", "N", text) or "unrecorded"
-
-
 def udp_drops(reports: dict[str, dict[str, Any]]) -> dict[str, dict[str, int] | None]:
     """Per node, how much each UDP counter (IPv4 + IPv6) grew between the agent's start and
     end readings; None for a node whose report has no readable pair."""
@@ -83,13 +75,14 @@ def planned_processes(plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {p["name"]: p for n in plan["nodes"].values() for p in n["spec"]["processes"]}
 
 
-def _process_reasons(p: dict[str, Any], planned: dict[str, Any]) -> list[str]:
+def _process_reasons(p: dict[str, Any], planned: dict[str, Any]) -> list[Reason]:
     if not planned.get("runs_to_end", True):
         return []
     if p.get("stopped_by_harness"):
-        return [f"{p['name']} did not exit by itself ({p['stopped_by_harness']})"]
+        why = f"{p['name']} did not exit by itself ({p['stopped_by_harness']})"
+        return [Reason(Code.NOT_SELF_EXIT, why)]
     if p.get("exit_code") not in planned.get("ok_exit_codes", [0]):
-        return [f"{p['name']} exited with code {p.get('exit_code')}"]
+        return [Reason(Code.EXIT_CODE, f"{p['name']} exited with code {p.get('exit_code')}")]
     return []
 
 
@@ -114,19 +107,24 @@ def judge(
     plan: dict[str, Any],
     reports: dict[str, dict[str, Any]],
     link_final: dict[str, Any],
-    site_errors: list[str] | None = None,
+    site_errors: Sequence[Reason | str] | None = None,
+    host_cpu: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The verdict of one run from its plan, the nodes' reports and the link's counters:
-    the keys metadata.json has on every site (processes, cpu, times, valid, reasons)."""
-    reasons: list[str] = list(site_errors or [])
+    the keys metadata.json has on every site (processes, cpu, times, valid, reasons).
+    `site_errors`: what the site could not do (text is a `site` reason). `host_cpu`: the VM
+    site's CPU summary of the machine the VM ran on (priolab/cpu.py), judged by the same rule
+    as a node's CPU."""
+    reasons = [e if isinstance(e, Reason) else site_error(e) for e in site_errors or []]
     for node in plan["nodes"]:
         if node not in reports:
-            reasons.append(f"no report from the {node} node ({plan['nodes'][node]['name']})")
+            why = f"no report from the {node} node ({plan['nodes'][node]['name']})"
+            reasons.append(Reason(Code.NO_REPORT, why))
     planned = planned_processes(plan)
     procs: list[dict[str, Any]] = []
     link_procs: list[dict[str, Any]] = []
     for node, rep in reports.items():
-        reasons += [f"{node}: {e}" for e in rep.get("errors", [])]
+        reasons += [Reason(Code.NODE_ERROR, str(e), node) for e in rep.get("errors", [])]
         for p in rep.get("processes", []):
             (link_procs if planned.get(p["name"], {}).get("link") else procs).append(p)
     procs.sort(key=lambda p: p.get("planned_start_time") or 0.0)
@@ -135,9 +133,10 @@ def judge(
     for p in procs + link_procs:
         late = (p.get("start_time") or 0.0) - (p.get("planned_start_time") or 0.0)
         if p.get("start_time") is not None and late > LATE_START_LIMIT_S:
-            reasons.append(f"{p['name']} started {late:.2f} s after its planned time")
+            why = f"{p['name']} started {late:.2f} s after its planned time"
+            reasons.append(Reason(Code.LATE_START, why))
         if p.get("start_error"):
-            reasons.append(f"{p['name']}: {p['start_error']}")
+            reasons.append(Reason(Code.START_ERROR, f"{p['name']}: {p['start_error']}"))
     starts = [p["start_time"] for p in procs if p.get("start_time")]
     t_start = min(starts) if starts else 0.0
     ends = [p["end_time"] for p in procs if p.get("end_time")]
@@ -145,41 +144,47 @@ def judge(
     enders = [p for p in procs if planned.get(p["name"], {}).get("runs_to_end", True)]
     ran_s = (min((p.get("end_time") or t_stop) for p in enders) if enders else t_stop) - t_start
     if ran_s + DURATION_SLACK_S < plan["duration_s"]:
-        reasons.append(f"ran {ran_s:.1f} s of {plan['duration_s']:g} s")
+        reasons.append(Reason(Code.SHORT_RUN, f"ran {ran_s:.1f} s of {plan['duration_s']:g} s"))
     linkem = next((p for p in link_procs if p["name"] == "linkem"), None)
     if (
         linkem is not None
         and starts
         and (linkem.get("ready_time") is None or linkem["ready_time"] > t_start)
     ):
-        reasons.append("linkem was not forwarding when the workload started")
+        why = "linkem was not forwarding when the workload started"
+        reasons.append(Reason(Code.LINK_NOT_READY, why))
     if cpu_rule_applies(plan):
         cpu = {"applies": True, **cpu_summary(reports)}
     else:
         cpu = {"applies": False, "why": SIM_CPU_NOTE, "saturated": False}
     if cpu["saturated"]:
-        reasons.append(
-            f"CPU saturated (mean {cpu.get('utilisation_mean_pct')} %, rule: {cpu.get('rule')})"
-        )
+        why = f"CPU saturated (mean {cpu.get('utilisation_mean_pct')} %, rule: {cpu.get('rule')})"
+        reasons.append(Reason(Code.CPU_SATURATED, why))
+    if host_cpu is not None and host_cpu.get("saturated"):
+        why = (f"host CPU saturated (mean {host_cpu.get('utilisation_mean_pct')} %, rule: "
+               f"{host_cpu.get('rule')}): the VM's emulated CPUs were starved")  # fmt: skip
+        reasons.append(Reason(Code.HOST_CPU_SATURATED, why))
     if link_final.get("oversized_frames"):
-        reasons.append(f"emulator saw {link_final['oversized_frames']} oversized frames")
-    reasons += [f"link emulation: {e}" for e in link_final.get("errors", [])]
+        why = f"emulator saw {link_final['oversized_frames']} oversized frames"
+        reasons.append(Reason(Code.OVERSIZED_FRAMES, why))
+    reasons += [Reason(Code.LINK_ERROR, f"link emulation: {e}")
+                for e in link_final.get("errors", [])]  # fmt: skip
     for node, rep in reports.items():
         chrony = (rep.get("clock") or {}).get("chrony")
         if chrony and abs(chrony["system_offset_s"]) > CLOCK_OFFSET_LIMIT_S:
-            reasons.append(
-                f"{node}: clock offset {chrony['system_offset_s'] * 1e3:.3f} ms exceeds "
-                f"{CLOCK_OFFSET_LIMIT_S * 1e3:g} ms (chrony)"
-            )
+            why = (f"clock offset {chrony['system_offset_s'] * 1e3:.3f} ms exceeds "
+                   f"{CLOCK_OFFSET_LIMIT_S * 1e3:g} ms (chrony)")  # fmt: skip
+            reasons.append(Reason(Code.CLOCK_OFFSET, why, node))
     drops = udp_drops(reports)
     kind = (plan.get("run") or {}).get("workload", {}).get("kind")
     if kind not in RCVBUF_EXEMPT_WORKLOADS:
         for node, d in drops.items():
             if d and d.get("RcvbufErrors", 0) > 0:
-                reasons.append(
-                    f"{node}: the kernel dropped {d['RcvbufErrors']} UDP datagrams from full "
+                why = (
+                    f"the kernel dropped {d['RcvbufErrors']} UDP datagrams from full "
                     "socket receive buffers (RcvbufErrors): losses the link did not make"
                 )
+                reasons.append(Reason(Code.RCVBUF_DROPS, why, node))
     strip = ("ready_time",)
     return {
         "link_final": link_final,
@@ -190,8 +195,7 @@ def judge(
         "ran_s": round(ran_s, 3),
         "processes": [{k: v for k, v in p.items() if k not in strip} for p in procs],
         "link_processes": [{k: v for k, v in p.items() if k not in strip} for p in link_procs],
-        "valid": not reasons,
-        "invalid_reasons": reasons,
+        **verdict_fields(reasons),
     }
 
 
@@ -248,10 +252,10 @@ def read_link_final(run: Path, plan: dict[str, Any], reports: dict[str, Any]) ->
             report = json.loads((run / rundir.SIM_REPORT).read_text())
         except (OSError, ValueError):
             report = None  # the site's errors say why
-        return sim_link_final(run / "linkem-stats.jsonl", report)
+        return sim_link_final(run / rundir.LINK_STATS, report)
     if plan["link"]["applied"]["backend"] == "userspace":
         procs = [p for r in reports.values() for p in r.get("processes", [])]
-        return linkem_final(run / "linkem-stats.jsonl",
+        return linkem_final(run / rundir.LINK_STATS,
                             next((p for p in procs if p["name"] == "linkem"), None))  # fmt: skip
     stats: dict[str, Any] = {}
     for f in sorted(run.glob("tc-stats-*.json")):

@@ -219,7 +219,7 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
             "--stats", f"{rd}/linkem-stats.jsonl",
             "--ready-file", f"{rd}/linkem.ready",
         ]  # fmt: skip
-        outputs = ["linkem.json", "linkem-stats.jsonl", "linkem.stderr"]
+        outputs = ["linkem.json", rundir.LINK_STATS, "linkem.stderr"]
         if spec.link.packet_log:  # per-packet log (analysis.microbursts)
             argv += ["--packet-log", f"{rd}/{PACKET_LOG_NAME}"]
             outputs.append(PACKET_LOG_NAME)

@@ -5,6 +5,9 @@ A run of a scenario's matrix point lives in
     <results>/<scenario>/<setting>/<scheme>/<speed>/r<rep>/
         metadata.json      the resolved run, provenance, the verdict (engine.judge)
         plan.json          what every node was to do (engine.plan)
+        node-<node>.json   what each node's agent did (engine/agent.py)
+        linkem-stats.jsonl the link's counters (linkem, or the sim's link)
+        tc-applied.json    (tc backend) the qdiscs applied
         logs/              <process>.stdout / .stderr of every planned process
         tables/            parquet tables analysis writes (analysis.tables, analysis.metrics)
         metrics.json       per-run metrics (analysis.metrics)
@@ -18,9 +21,11 @@ rules/, analysis/ and priolab/ ask this module for paths and patterns.
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 PARTIAL_SUFFIX = ".partial"
 METADATA = "metadata.json"
@@ -31,6 +36,11 @@ METRICS = "metrics.json"
 INPUTS = "inputs"
 SIM_SPEC = "sim-spec.json"
 SIM_REPORT = "sim-report.json"
+NODE_REPORT_PREFIX = "node-"
+LINK_STATS = "linkem-stats.jsonl"
+TC_APPLIED = "tc-applied.json"
+TLS_KEYLOG = "tls-keys.log"
+"""(captured runs) the TLS keys of a pair's connector, SSLKEYLOGFILE format, beside the pcaps."""
 REP_PREFIX = "r"
 LEVELS = ("setting", "scheme", "speed")
 """The levels below a scenario's folder, before the repetition."""
@@ -93,6 +103,25 @@ def promote(partial_dir: Path) -> Path:
         shutil.rmtree(out)
     partial_dir.rename(out)
     return out
+
+
+def node_report(node: str) -> str:
+    """The report a node's agent writes (engine/agent.py), relative to the run folder."""
+    return f"{NODE_REPORT_PREFIX}{node}.json"
+
+
+def write_metadata(run: Path, meta: dict[str, Any]) -> None:
+    """Write a run folder's metadata.json whole (a temporary file renamed over it)."""
+    tmp = run / (METADATA + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    tmp.replace(run / METADATA)
+
+
+def read_metadata(run: Path) -> dict[str, Any]:
+    meta = json.loads((run / METADATA).read_text())
+    if not isinstance(meta, dict):
+        raise ValueError(f"{run / METADATA}: not a JSON object")
+    return meta
 
 
 def log_files(process: str) -> tuple[str, str]:

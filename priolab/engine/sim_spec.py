@@ -16,10 +16,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ground.errors import UserError
 from netem.userspace import PACKET_LOG_NAME
 from priolab.engine import rundir
 from priolab.engine.plan import PlanError, Site, SiteNode
-from priolab.errors import UserError
 from priolab.scenario import RecvBuffers, RunSpec, Topology
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair
@@ -30,7 +30,7 @@ times the endpoints log are the same in two runs of one scenario and seed."""
 STATS_INTERVAL_MS = 1000
 """The link's stats lines, as real linkem writes them (analysis/link.py reads per second)."""
 LINK_CONFIG = "linkem.json"
-LINK_STATS = "linkem-stats.jsonl"
+LINK_STATS = rundir.LINK_STATS
 BACKEND_REASON = "sim site: linkem's Direction core (the userspace backend's) in virtual time"
 GUEST_IP, HOST_IP = "10.0.0.1", "10.0.0.2"
 """The access topology's addresses (topologies/access.py; a test checks they agree)."""

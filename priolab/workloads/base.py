@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel
+
+from priolab.engine import rundir
+from priolab.paths import REPO_ROOT
+
+CERT_FILE = "cert.der"
+"""The listener's certificate, in its log folder; the connector trusts it."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,8 @@ class Workload(Protocol):
         them elsewhere (testbed nodes) puts its own path where an argv names this one."""
         ...
 
+    # Optional: `node_packages`, the Debian packages a node needs to run the programs (a
+    # testbed's endpoints role installs them; priolab/testbed.py `needs`).
     # Optional: `sim_problems(params) -> list[(key, why)]`, what the sim site (one
     # priolab-sim process, virtual time) cannot run of these parameters. A workload without it
     # cannot run on the sim site at all (engine/sim_spec.py says so, naming its programs).
@@ -87,3 +96,72 @@ def all_in_sim(params: BaseModel) -> list[tuple[str, str]]:
     """`sim_problems` of a workload whose every process is a Rust endpoint priolab-sim hosts,
     whatever its parameters: none."""
     return []
+
+
+class QuicPair:
+    """A workload of one Rust QUIC endpoint program per guest/host pair: the listener (the
+    QUIC server, `--bind`, writing its certificate) in the host and the connector
+    (`--connect`, trusting that certificate) in the guest, each logging into its own folder
+    of the run (host[-N]/, guest[-N]/). A protocol names its program and what its listener
+    and connector are (`listener`, `connector`: the `--role` values and the processes'
+    names, `<program>-<role>[-N]`) and adds its own flags (`listener_args`,
+    `connector_args`); the pair loop, the folders, the certificate hand-over, the TLS key
+    log of captured runs and the program's path are here, once."""
+
+    kind: str
+    params_model: type[BaseModel]
+    program: str
+    """The Rust program: target/release/<program>, or $PRIOLAB_<PROGRAM>."""
+    listener: str
+    connector: str
+    connector_waits_itself: bool = False
+    """The connector waits for the certificate by itself (ProcessSpec.waits_itself)."""
+
+    def binary(self) -> str:
+        return os.environ.get(
+            f"PRIOLAB_{self.program.upper()}", str(REPO_ROOT / "target" / "release" / self.program)
+        )
+
+    def listener_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
+        return []
+
+    def connector_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
+        return []
+
+    def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
+        return []
+
+    def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
+        return {}
+
+    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
+        assert isinstance(params, self.params_model)
+        port: int = getattr(params, "port")  # noqa: B009 (every pair's model has one)
+        binary = self.binary()
+        specs: list[ProcessSpec] = []
+        for i, pair in enumerate(ctx.pairs):
+            tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
+            host_dir, guest_dir = ctx.run_dir / f"host{tag}", ctx.run_dir / f"guest{tag}"
+            cert = host_dir / CERT_FILE
+            listen = [binary, "--role", self.listener, "--bind", f"0.0.0.0:{port}",
+                      "--cert-out", str(cert), "--log-dir", str(host_dir),
+                      *self.listener_args(params, ctx)]  # fmt: skip
+            connect = [binary, "--role", self.connector, "--connect", f"{pair.host_ip}:{port}",
+                       "--cert", str(cert), "--log-dir", str(guest_dir),
+                       *self.connector_args(params, ctx)]  # fmt: skip
+            if ctx.tls_keylog:  # SSLKEYLOGFILE format, beside the pcaps (engine/plan.py)
+                connect += ["--keylog", str(ctx.run_dir / f"{rundir.TLS_KEYLOG}{tag}")]
+            specs.append(ProcessSpec(f"{self.program}-{self.listener}{tag}", pair.host, listen))
+            specs.append(
+                ProcessSpec(f"{self.program}-{self.connector}{tag}", pair.guest, connect,
+                            wait_for_file=cert, waits_itself=self.connector_waits_itself)
+            )  # fmt: skip
+        return specs
+
+    sim_problems = staticmethod(all_in_sim)  # Rust endpoints only, unless a protocol says
+
+    def tools(self) -> list[list[str]]:
+        return [[self.binary(), "--version"]]
+
+    def binaries(self) -> dict[str, str]:
+        return {self.program: self.binary()}

@@ -32,6 +32,7 @@ from priolab import clean as cleaning
 from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.plan import TERM_WAIT_S, Site, SiteNode, plan
+from priolab.engine.reasons import Reason, aborted, first_abort, site_error
 from priolab.scenario import RunSpec, Topology
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import RunContext
@@ -150,7 +151,7 @@ def execute(
     work: Path,
     out_dir: Path,
     backend: tuple[str, str, str],
-    errors: list[str],
+    errors: list[Reason],
 ) -> tuple[dict[str, Any] | None, dict[str, str]]:
     """Plan one run on a built network and carry it out in `work` (the run's `.partial`):
     the link's setup, an agent per node with one t0, the wait, the link's counters and
@@ -192,9 +193,9 @@ def execute(
         enders = [n for n in agents if n != run_plan["emulator"]]
         _wait(agents, enders, t0 + run_plan["deadline_s"] + AGENT_STOP_WAIT_S)
     except RunAborted as e:
-        errors.append(f"aborted by {e}")
+        errors.append(aborted(e))
     except Exception as e:  # recorded in metadata; the run is invalid, teardown still runs
-        errors.append(f"{type(e).__name__}: {e}")
+        errors.append(site_error(f"{type(e).__name__}: {e}"))
     finally:
         if errors:
             _stop_agents(agents)
@@ -209,15 +210,18 @@ def execute(
                 _link_stats(network, run_plan, work)
                 _commands(network, run_plan["link"]["teardown"])
             except Exception as e:  # noqa: BLE001
-                errors.append(f"link reset failed: {e}")
+                errors.append(site_error(f"link reset failed: {e}"))
     for f in (work / ".agents").glob("*.json"):
         f.unlink()
     (work / ".agents").rmdir() if (work / ".agents").is_dir() else None
     return run_plan, inputs
 
 
-def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> dict[str, Any]:
-    """Run one matrix point into `out_dir`; return its metadata."""
+def run_one(
+    spec: RunSpec, out_dir: Path, backend_name: str | None = None, promote: bool = True
+) -> dict[str, Any]:
+    """Run one matrix point into `out_dir`; return its metadata. `promote` False: leave the
+    judged run in `<out_dir>.partial` (engine/finish.py `rejudge`)."""
     from netem.probe import choose_backend, probe_kernel
 
     out_dir = out_dir.resolve()
@@ -228,7 +232,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         spec = replace(spec, link=spec.link.model_copy(update={"backend": backend_used}))
     old_handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     run_plan: dict[str, Any] | None = None
-    errors: list[str] = []
+    errors: list[Reason] = []
     inputs: dict[str, str] = {}
     try:
         with session(spec.topology, f"run-{os.getpid()}", run_dir=work) as network:
@@ -236,18 +240,19 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
                 network, spec, work, out_dir, (requested, backend_used, why), errors
             )
     except RunAborted as e:
-        errors.append(f"aborted by {e}")
+        errors.append(aborted(e))
     except Exception as e:  # the network could not be built: recorded, the run is invalid
-        errors.append(f"{type(e).__name__}: {e}")
+        errors.append(site_error(f"{type(e).__name__}: {e}"))
     finally:
         for s, h in old_handlers.items():
             signal.signal(s, h)
 
     if run_plan is None:  # failed before a plan existed: record what is known
         run_plan = _empty_plan(spec, out_dir, work, requested, backend_used, why)
-    meta = finish(work, run_plan, site_errors=errors, extra={"inputs": inputs})
-    if errors and errors[0].startswith("aborted"):
-        raise KeyboardInterrupt(errors[0])
+    meta = finish(work, run_plan, site_errors=errors, extra={"inputs": inputs}, promote=promote)
+    abort = first_abort(errors)
+    if abort is not None:
+        raise KeyboardInterrupt(abort.detail)
     return meta
 
 

@@ -23,13 +23,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ground.errors import UserError
 from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.plan import plan
+from priolab.engine.reasons import Reason, aborted, first_abort, site_error
 from priolab.engine.sim_report import node_reports, run_errors, site_block
 from priolab.engine.sim_spec import LINK_CONFIG, check, sim_site, sim_spec
 from priolab.engine.sites.mininet import RunAborted, _empty_plan, on_signal
-from priolab.errors import UserError
 from priolab.paths import sim_binary
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
@@ -101,7 +102,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
     work = rundir.begin(out_dir)
     old_handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     run_plan: dict[str, Any] | None = None
-    errors: list[str] = []
+    errors: list[Reason] = []
     inputs: dict[str, str] = {}
     spec_json: dict[str, Any] | None = None
     report: dict[str, Any] | None = None
@@ -120,21 +121,23 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         limit_s = WALL_FACTOR * float(spec_json["deadline_s"]) + WALL_MARGIN_S
         measured = _execute(binary, work / rundir.SIM_SPEC, work, limit_s)
         if measured["timed_out"]:
-            errors.append(f"priolab-sim did not finish within {limit_s:g} s of wall time")
+            errors.append(
+                site_error(f"priolab-sim did not finish within {limit_s:g} s of wall time")
+            )
         report = _read_report(work / rundir.SIM_REPORT)
         outputs = [f for p in spec_json["processes"] for f in (p["stdout"], p["stderr"])]
         outputs.append(spec_json["link"]["packet_log"])
         present = {f for f in outputs if f is not None and Path(f).is_file()}
-        errors += run_errors(spec_json, report, measured["exit_code"],
-                             measured.pop("stderr_tail"), present)  # fmt: skip
+        errors += map(site_error, run_errors(spec_json, report, measured["exit_code"],
+                                       measured.pop("stderr_tail"), present))  # fmt: skip
         if report is not None:
             host = {"hostname": platform.node(), "kernel": platform.release()}
             for node, rep in node_reports(run_plan, spec_json, report, host).items():
-                (work / f"node-{node}.json").write_text(json.dumps(rep, indent=1))
+                (work / rundir.node_report(node)).write_text(json.dumps(rep, indent=1))
     except RunAborted as e:
-        errors.append(f"aborted by {e}")
+        errors.append(aborted(e))
     except Exception as e:  # recorded in metadata; the run is invalid
-        errors.append(f"{type(e).__name__}: {e}")
+        errors.append(site_error(f"{type(e).__name__}: {e}"))
     finally:
         for s, h in old_handlers.items():
             signal.signal(s, h)
@@ -146,7 +149,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
     block = site_block(spec_json or {"seed": spec.seed, "epoch_unix_ns": None}, report, measured)
     block["binary"] = str(binary)
     meta = finish(work, run_plan, site_errors=errors, extra={"inputs": inputs, "site": block})
-    aborted = [e for e in errors if e.startswith("aborted")]
-    if aborted:
-        raise KeyboardInterrupt(aborted[0])
+    abort = first_abort(errors)
+    if abort is not None:
+        raise KeyboardInterrupt(abort.detail)
     return meta

@@ -15,7 +15,9 @@ host starving its vCPU threads (TCG reports no steal time), so the site also sam
 machine's CPU while the VM runs and applies the same rule (priolab/cpu.py) to the samples
 within the run's start and stop times (the guest's clock is the host's): "host CPU
 saturated" makes the run invalid too. The emulated CPUs are host threads, so a busy guest
-is a busy host: this is the rule that sees both.
+is a busy host: this is the rule that sees both. The run inside stops short of promoting
+its folder (`run-one --keep-partial`); the site then judges it once more with the host's
+CPU as one more input (engine/finish.py `rejudge`) and only then renames it.
 
 Every boot uses both host cores: run it under the machine-wide netns lock.
 """
@@ -30,7 +32,8 @@ from typing import Any
 
 from priolab import cpu
 from priolab.engine import rundir
-from priolab.engine.finish import finish
+from priolab.engine.finish import finish, rejudge
+from priolab.engine.reasons import site_error
 from priolab.engine.sites.mininet import _empty_plan
 from priolab.scenario import RunSpec, input_files
 
@@ -55,7 +58,7 @@ def inner_argv(spec: RunSpec, scenario: Path, out_dir: Path, backend: str) -> li
         str(REPO / ".venv" / "bin" / "python"), "-m", "priolab.cli", "run-one",
         str(scenario.resolve()), "--setting", spec.setting, "--scheme", spec.scheme,
         "--speed", spec.speed, "--rep", str(spec.rep), "--out", str(out_dir),
-        "--backend", backend,
+        "--backend", backend, "--keep-partial",
     ]  # fmt: skip
 
 
@@ -97,17 +100,6 @@ class HostCpu:
             return cpu.summarise([], self.interval_s)
         picked = [u for t, u in self.samples if start <= t <= stop + self.interval_s]
         return cpu.summarise(picked, self.interval_s)
-
-
-def judge_host_cpu(meta: dict[str, Any], host: dict[str, Any]) -> None:
-    """Record the host's CPU during the run; saturated → the run is invalid."""
-    meta["vm"]["host_cpu"] = host
-    if host.get("saturated"):
-        meta["valid"] = False
-        meta["invalid_reasons"].append(
-            f"host CPU saturated (mean {host.get('utilisation_mean_pct')} %, rule: "
-            f"{host.get('rule')}): the VM's emulated CPUs were starved"
-        )
 
 
 def timeout_s(spec: RunSpec) -> float:
@@ -156,10 +148,10 @@ def run_one_in_vm(
             image=img,
             shares=shares(scenario, out_dir),
         )
-    meta_path = out_dir / rundir.METADATA
+    work = rundir.partial(out_dir)  # the run inside judged it there and left it unpromoted
+    meta_path = work / rundir.METADATA
     if not meta_path.exists() or meta_path.stat().st_mtime < t_boot:
-        # the VM wrote no finished run: record an invalid one with what the VM said
-        work = rundir.partial(out_dir)
+        # the VM judged no run: record an invalid one with what the VM said
         if not work.is_dir():
             work = rundir.begin(out_dir)
         first = res.results[0] if res.results else {}
@@ -168,10 +160,9 @@ def run_one_in_vm(
         plan_path = work / rundir.PLAN
         plan = (json.loads(plan_path.read_text()) if plan_path.exists()
                 else _empty_plan(spec, out_dir, work, backend, backend, "vm site"))  # fmt: skip
-        finish(work, plan, site_errors=[why])
-    meta = json.loads(meta_path.read_text())
-    meta["site"] = {**meta.get("site", {}), "kind": "vm", "inside": meta["site"]["kind"]}
-    meta["vm"] = vm_block(res, img.dir)
-    judge_host_cpu(meta, host.during(meta.get("start_time"), meta.get("stop_time")))
-    meta_path.write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    return meta
+        finish(work, plan, site_errors=[site_error(why)], promote=False)
+    meta = rundir.read_metadata(work)
+    host_cpu = host.during(meta.get("start_time"), meta.get("stop_time"))
+    site = {**meta.get("site", {}), "kind": "vm", "inside": meta.get("site", {}).get("kind")}
+    vm = {**vm_block(res, img.dir), "host_cpu": host_cpu}
+    return rejudge(work, host_cpu, {"site": site, "vm": vm})

@@ -35,6 +35,8 @@ import numpy as np
 import pandas as pd
 
 from analysis.logs import AnalysisError
+from priolab.workloads.dtp.workload import DtpParams
+from priolab.workloads.what_ran import what_ran
 
 if TYPE_CHECKING:
     from analysis.rundirs import Run
@@ -174,14 +176,10 @@ class DtpAnalysis:
         return metrics(blocks, _summary(run_dir)), {"window_s": WINDOW_S}
 
     def summary_header(self, runs: list[Run]) -> list[str]:
-        ran: dict[str, set[str]] = {}
-        for r in runs:
-            w = r.workload
-            sch = w.get("scheme", "ads")
-            what = f"{sch} (α {w.get('alpha', 0.5)})" if sch == "ads" else sch
-            ran.setdefault(r.scheme, set()).add(
-                f"{what}, congestion control {w.get('cc', 'cubic')}"
-            )
+        def describe(p: DtpParams) -> str:
+            what = f"{p.scheme} (α {p.alpha})" if p.scheme == "ads" else p.scheme
+            return f"{what}, congestion control {p.cc}"
+
         return [
             "Every block the sender released counts. deadline_ratio = blocks complete at the "
             "receiver within their deadline of their release / blocks released (p<k>: of "
@@ -191,7 +189,7 @@ class DtpAnalysis:
             "",
             "What ran:",
             "",
-            *[f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(ran.items())],
+            *what_ran(runs, DtpParams, describe),
             "",
         ]
 

@@ -7,15 +7,12 @@ The paper's schemes map to `scheme` and `alpha`: QUIC = `quic`, SCTP' = `fcfs`, 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
-from priolab.workloads.rise import TLS_KEYLOG
+from priolab.workloads.base import QuicPair, RunContext
 
 
 class DtpParams(BaseModel):
@@ -47,13 +44,10 @@ class DtpParams(BaseModel):
     port: int = Field(default=4444, ge=1024, le=65535)
 
 
-def dtp_binary() -> str:
-    return os.environ.get("PRIOLAB_DTP", str(REPO_ROOT / "target" / "release" / "dtp"))
-
-
-class Dtp:
+class Dtp(QuicPair):
     kind = "dtp"
     params_model = DtpParams
+    program, listener, connector = "dtp", "sender", "receiver"
 
     def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
         assert isinstance(params, DtpParams)
@@ -74,51 +68,27 @@ class Dtp:
             problems.append(("send_window_bytes", "allowed >= chunk_bytes"))
         return problems
 
-    def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
-        return {}
-
-    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
-        assert isinstance(params, DtpParams)
-        specs: list[ProcessSpec] = []
-        binary = dtp_binary()
-        pattern = [
+    def _pattern(self, params: DtpParams, ctx: RunContext) -> list[str]:
+        return [
             "--interval-ms", f"{params.interval_ms:g}",
             "--block-bytes", ",".join(str(b) for b in params.block_bytes),
             "--deadline-ms", f"{params.deadline_ms:g}",
             "--duration-s", f"{ctx.duration_s:g}", "--drain-s", f"{params.drain_s:g}",
             "--cc", params.cc,
         ]  # fmt: skip
-        for i, pair in enumerate(ctx.pairs):
-            tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
-            host_dir, guest_dir = ctx.run_dir / f"host{tag}", ctx.run_dir / f"guest{tag}"
-            cert = host_dir / "cert.der"
-            sender = [
-                binary, "--role", "sender", "--bind", f"0.0.0.0:{params.port}",
-                "--cert-out", str(cert), "--log-dir", str(host_dir),
-                "--scheme", params.scheme, "--alpha", f"{params.alpha:g}",
-                *(["--beta", f"{params.beta:g}"] if params.beta is not None else []),
-                "--send-window-bytes", str(params.send_window_bytes),
-                "--chunk-bytes", str(params.chunk_bytes),
-                "--redundancy", "on" if params.redundancy else "off",
-                "--initial-bw-mbyte-s", f"{params.initial_bw_mbyte_s:g}",
-                *pattern,
-            ]  # fmt: skip
-            receiver = [
-                binary, "--role", "receiver", "--connect", f"{pair.host_ip}:{params.port}",
-                "--cert", str(cert), "--log-dir", str(guest_dir), *pattern,
-            ]  # fmt: skip
-            if ctx.tls_keylog:  # SSLKEYLOGFILE format, beside the pcaps (engine/plan.py)
-                receiver += ["--keylog", str(ctx.run_dir / f"{TLS_KEYLOG}{tag}")]
-            specs.append(ProcessSpec(f"dtp-sender{tag}", pair.host, sender))
-            specs.append(
-                ProcessSpec(f"dtp-receiver{tag}", pair.guest, receiver, wait_for_file=cert)
-            )
-        return specs
 
-    sim_problems = staticmethod(all_in_sim)  # Rust endpoints only
+    def listener_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
+        assert isinstance(params, DtpParams)
+        return [
+            "--scheme", params.scheme, "--alpha", f"{params.alpha:g}",
+            *(["--beta", f"{params.beta:g}"] if params.beta is not None else []),
+            "--send-window-bytes", str(params.send_window_bytes),
+            "--chunk-bytes", str(params.chunk_bytes),
+            "--redundancy", "on" if params.redundancy else "off",
+            "--initial-bw-mbyte-s", f"{params.initial_bw_mbyte_s:g}",
+            *self._pattern(params, ctx),
+        ]  # fmt: skip
 
-    def tools(self) -> list[list[str]]:
-        return [[dtp_binary(), "--version"]]
-
-    def binaries(self) -> dict[str, str]:
-        return {"dtp": dtp_binary()}
+    def connector_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
+        assert isinstance(params, DtpParams)
+        return self._pattern(params, ctx)

@@ -28,6 +28,8 @@ import pandas as pd
 from analysis.logs import AnalysisError
 from priolab.workloads.logs import read_csv_log
 from priolab.workloads.moq.otdr import display_delay_ms, otdr
+from priolab.workloads.moq.workload import MoqParams
+from priolab.workloads.what_ran import what_ran
 
 if TYPE_CHECKING:
     from analysis.rundirs import Run
@@ -150,12 +152,9 @@ class MoqAnalysis:
             raise AnalysisError(str(e)) from None
 
     def summary_header(self, runs: list[Run]) -> list[str]:
-        ran: dict[str, set[str]] = {}
-        for r in runs:
-            w = r.workload
-            ran.setdefault(r.scheme, set()).add(
-                f"delivery {w.get('scheme', 'fefs')}, congestion control {w.get('cc', 'cubic')}"
-            )
+        def describe(p: MoqParams) -> str:
+            return f"delivery {p.scheme}, congestion control {p.cc}"
+
         return [
             "The subscriber's view, per frame the publisher released. otdr_<b>ms = share of "
             "frames displayable within b ms of their capture (the frame and every frame it "
@@ -165,7 +164,7 @@ class MoqAnalysis:
             "",
             "What ran:",
             "",
-            *[f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(ran.items())],
+            *what_ran(runs, MoqParams, describe),
             "",
         ]
 

@@ -7,14 +7,13 @@ frame type, I > P > B); beyond it, group (newest group first, older groups aband
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
+from priolab.workloads.base import QuicPair, RunContext
 
 SHIPPED_CLIP = REPO_ROOT / "traces" / "synthetic" / "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv"
 
@@ -35,10 +34,6 @@ class MoqParams(BaseModel):
     port: int = Field(default=4443, ge=1024, le=65535)
 
 
-def moq_binary() -> str:
-    return os.environ.get("PRIOLAB_MOQ", str(REPO_ROOT / "target" / "release" / "moq"))
-
-
 def clip_path(params: MoqParams, base_dir: Path) -> Path:
     p = params.frame_trace
     if p is None:
@@ -46,9 +41,10 @@ def clip_path(params: MoqParams, base_dir: Path) -> Path:
     return p if p.is_absolute() else (base_dir / p).resolve()
 
 
-class Moq:
+class Moq(QuicPair):
     kind = "moq"
     params_model = MoqParams
+    program, listener, connector = "moq", "publisher", "subscriber"
 
     def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
         assert isinstance(params, MoqParams)
@@ -70,37 +66,18 @@ class Moq:
         assert isinstance(params, MoqParams)
         return {"frame_trace": str(clip_path(params, ctx.base_dir))}
 
-    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
+    def _common(self, params: MoqParams, ctx: RunContext) -> list[str]:
+        return ["--cc", params.cc, "--duration-s", f"{ctx.duration_s:g}",
+                "--drain-s", f"{params.drain_s:g}"]  # fmt: skip
+
+    def listener_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
         assert isinstance(params, MoqParams)
-        specs: list[ProcessSpec] = []
-        binary = moq_binary()
-        for i, pair in enumerate(ctx.pairs):
-            tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
-            host_dir, guest_dir = ctx.run_dir / f"host{tag}", ctx.run_dir / f"guest{tag}"
-            cert = host_dir / "cert.der"
-            common = ["--cc", params.cc, "--duration-s", f"{ctx.duration_s:g}",
-                      "--drain-s", f"{params.drain_s:g}"]  # fmt: skip
-            publisher = [
-                binary, "--role", "publisher", "--bind", f"0.0.0.0:{params.port}",
-                "--cert-out", str(cert), "--log-dir", str(host_dir),
-                "--frame-trace", str(clip_path(params, ctx.base_dir)),
-                "--scheme", params.scheme, "--max-group-lag", str(params.max_group_lag),
-                *common,
-            ]  # fmt: skip
-            subscriber = [
-                binary, "--role", "subscriber", "--connect", f"{pair.host_ip}:{params.port}",
-                "--cert", str(cert), "--log-dir", str(guest_dir), *common,
-            ]  # fmt: skip
-            specs.append(ProcessSpec(f"moq-publisher{tag}", pair.host, publisher))
-            specs.append(
-                ProcessSpec(f"moq-subscriber{tag}", pair.guest, subscriber, wait_for_file=cert)
-            )
-        return specs
+        return [
+            "--frame-trace", str(clip_path(params, ctx.base_dir)),
+            "--scheme", params.scheme, "--max-group-lag", str(params.max_group_lag),
+            *self._common(params, ctx),
+        ]  # fmt: skip
 
-    sim_problems = staticmethod(all_in_sim)  # Rust endpoints only
-
-    def tools(self) -> list[list[str]]:
-        return [[moq_binary(), "--version"]]
-
-    def binaries(self) -> dict[str, str]:
-        return {"moq": moq_binary()}
+    def connector_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
+        assert isinstance(params, MoqParams)
+        return self._common(params, ctx)

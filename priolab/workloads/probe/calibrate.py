@@ -34,13 +34,15 @@ from typing import Any
 
 import numpy as np
 
+from ground import machine_lock
 from netem.model import Link
 from netem.probe import choose_backend, probe_kernel
 from netem.rateprobe import limited_by
 from netem.resolve import expected_burst_len, expected_loss_rate, resolve_loss
-from priolab import machine_lock, provenance
+from priolab import provenance
 from priolab.engine import rundir
 from priolab.engine.finish import finish
+from priolab.engine.reasons import Code, Reason, first_abort, from_metadata
 from priolab.engine.sites.mininet import RunAborted, execute, on_signal, session
 from priolab.scenario import RunSpec, Topology
 from priolab.workloads.probe import FRAME_OVERHEAD_BYTES, PAYLOAD_BYTES, ProbeParams
@@ -61,6 +63,9 @@ from priolab.workloads.probe.analysis import (
 )
 
 FRAME_BYTES = PAYLOAD_BYTES + FRAME_OVERHEAD_BYTES
+PROCESS_FAILED = frozenset({Code.EXIT_CODE, Code.NOT_SELF_EXIT, Code.NODE_ERROR})
+"""Invalid-run reasons that mean a calibration step's tools failed (a node error: e.g. a
+process never started), not that the link was busy: the step stops with them."""
 RATES_MBPS = [1, 10, 70, 200, 500, 1000]
 MAX_RATE_LADDER_MBPS = [100, 200, 350, 500, 700, 1000, 1500, 2000, 3000]
 QUICK_LADDER_MBPS = [100, 200, 350, 500, 700, 1000, 1500, 2000]
@@ -103,18 +108,19 @@ class Calibration:
         out_dir = self.workdir / tag
         work = rundir.begin(out_dir)
         requested, used, why = self.backend
-        errors: list[str] = []
+        errors: list[Reason] = []
         backend = (requested, "bridge", "the direct path") if direct else self.backend
         run_plan, inputs = execute(self.network, spec, work, out_dir, backend, errors)
         if run_plan is None:
-            raise RuntimeError(f"{tag}: {'; '.join(errors)}")
+            raise RuntimeError(f"{tag}: {'; '.join(e.prose() for e in errors)}")
         meta = finish(work, run_plan, site_errors=errors, extra={"inputs": inputs})
-        if errors and errors[0].startswith("aborted"):
-            raise KeyboardInterrupt(errors[0])
-        failed = [r for r in meta["invalid_reasons"] if any(
-            k in r for k in ("exited with code", "did not exit", "never started"))]  # fmt: skip
+        abort = first_abort(errors)
+        if abort is not None:
+            raise KeyboardInterrupt(abort.detail)
+        failed = [r for r in from_metadata(meta) if r.code in PROCESS_FAILED]
         if errors or failed:
-            raise RuntimeError(f"{tag}: {'; '.join(errors + failed)} (run folder {out_dir})")
+            why = "; ".join(r.prose() for r in errors + failed)
+            raise RuntimeError(f"{tag}: {why} (run folder {out_dir})")
         return out_dir, meta
 
     def iperf_udp(self, tag: str, link: dict[str, Any], wire_mbps: float, seconds: float

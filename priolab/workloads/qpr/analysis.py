@@ -33,6 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from priolab.engine import rundir
+from priolab.workloads.qpr.workload import QprParams
+from priolab.workloads.what_ran import what_ran
+
 SEGMENTS_TABLE = "qpr_segments.parquet"
 OBJECTS_TABLE = "qpr_objects.parquet"
 SEGMENT_COLUMNS = ["segment", "request_us", "arrival_us", "play_start_us", "download_ms",
@@ -156,7 +160,7 @@ def run_analysis(
 def _scale(run_dir: Path) -> float:
     """The run's content scale from metadata.json (1 if absent)."""
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
         return float(meta["run"]["workload"].get("scale", 1.0))
     except (OSError, KeyError, TypeError, ValueError, json.JSONDecodeError):
         return 1.0
@@ -188,20 +192,17 @@ class QprAnalysis:
             raise AnalysisError(str(e)) from None
 
     def summary_header(self, runs: list[Any]) -> list[str]:
-        ran: dict[str, set[str]] = {}
-        for r in runs:
-            w = r.workload
-            ran.setdefault(r.scheme, set()).add(
-                f"transport {w.get('transport', 'quic')}, unreliable share {w.get('q_pct', 50)} %, "
-                f"content scale {w.get('scale', 1.0):g}"
-            )
+        def describe(p: QprParams) -> str:
+            return (f"transport {p.transport}, unreliable share {p.q_pct} %, "
+                    f"content scale {p.scale:g}")  # fmt: skip
+
         return [
             "The player's view: per-segment throughput, the playout model's freezes beside the "
             "media played, the quality per priority rank (priolab/workloads/qpr/README.md).",
             "",
             "What ran:",
             "",
-            *[f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(ran.items())],
+            *what_ran(runs, QprParams, describe),
             "",
         ]
 

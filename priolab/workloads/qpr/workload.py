@@ -8,15 +8,11 @@ reliable), Q75, Q100 (all datagrams); and `transport: h2`, the HTTP/2-over-TCP b
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext
-from priolab.workloads.rise import TLS_KEYLOG
+from priolab.workloads.base import QuicPair, RunContext
 
 Q_LEVELS = (0, 25, 50, 75, 100)
 # quinn's minimum congestion window is two 1200-byte packets: a smaller initial window
@@ -86,51 +82,30 @@ class QprParams(BaseModel):
         return self
 
 
-def qpr_binary() -> str:
-    return os.environ.get("PRIOLAB_QPR", str(REPO_ROOT / "target" / "release" / "qpr"))
-
-
-class Qpr:
+class Qpr(QuicPair):
     kind = "qpr"
     params_model = QprParams
+    program, listener, connector = "qpr", "server", "player"
 
-    def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
-        return []  # no input files: the scene is Table 2 (endpoints/qpr/src/scene.rs)
+    def _common(self, params: QprParams, ctx: RunContext) -> list[str]:
+        return ["--scale", f"{params.scale:g}", "--seed", str(ctx.seed), "--cc", params.cc,
+                "--transport", params.transport,
+                "--unreliable-path", params.unreliable_path.replace("_", "-"),
+                "--idle-timeout-s", f"{params.idle_timeout_s:g}"]  # fmt: skip
 
-    def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
-        return {}
-
-    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
+    def listener_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
         assert isinstance(params, QprParams)
-        specs: list[ProcessSpec] = []
-        binary = qpr_binary()
         iw = params.initial_window.bytes() if params.initial_window else 0
-        for i, pair in enumerate(ctx.pairs):
-            tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
-            host_dir, guest_dir = ctx.run_dir / f"host{tag}", ctx.run_dir / f"guest{tag}"
-            cert = host_dir / "cert.der"
-            common = ["--scale", f"{params.scale:g}", "--seed", str(ctx.seed), "--cc", params.cc,
-                      "--transport", params.transport,
-                      "--unreliable-path", params.unreliable_path.replace("_", "-"),
-                      "--idle-timeout-s", f"{params.idle_timeout_s:g}"]  # fmt: skip
-            server = [
-                binary, "--role", "server", "--bind", f"0.0.0.0:{params.port}",
-                "--cert-out", str(cert), "--log-dir", str(host_dir),
-                "--initial-window-bytes", str(iw), *common,
-            ]  # fmt: skip
-            player = [
-                binary, "--role", "player", "--connect", f"{pair.host_ip}:{params.port}",
-                "--cert", str(cert), "--log-dir", str(guest_dir),
-                "--duration-s", f"{ctx.duration_s:g}", "--q-pct", str(params.q_pct),
-                "--buffer-segments", str(params.buffer_segments),
-                "--abr-safety", f"{params.abr_safety:g}", "--lap-s", f"{params.lap_s:g}",
-                "--eod-grace-ms", f"{params.eod_grace_ms:g}", *common,
-            ]  # fmt: skip
-            if ctx.tls_keylog:
-                player += ["--keylog", str(ctx.run_dir / f"{TLS_KEYLOG}{tag}")]
-            specs.append(ProcessSpec(f"qpr-server{tag}", pair.host, server))
-            specs.append(ProcessSpec(f"qpr-player{tag}", pair.guest, player, wait_for_file=cert))
-        return specs
+        return ["--initial-window-bytes", str(iw), *self._common(params, ctx)]
+
+    def connector_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
+        assert isinstance(params, QprParams)
+        return [
+            "--duration-s", f"{ctx.duration_s:g}", "--q-pct", str(params.q_pct),
+            "--buffer-segments", str(params.buffer_segments),
+            "--abr-safety", f"{params.abr_safety:g}", "--lap-s", f"{params.lap_s:g}",
+            "--eod-grace-ms", f"{params.eod_grace_ms:g}", *self._common(params, ctx),
+        ]  # fmt: skip
 
     def sim_problems(self, params: BaseModel) -> list[tuple[str, str]]:
         """What the sim site cannot run: the HTTP/2 baseline (kernel TCP)."""
@@ -139,9 +114,3 @@ class Qpr:
             return [("transport", "'h2' is HTTP/2 over the kernel's TCP and the sim site has "
                      "no TCP; allowed there: quic")]  # fmt: skip
         return []
-
-    def tools(self) -> list[list[str]]:
-        return [[qpr_binary(), "--version"]]
-
-    def binaries(self) -> dict[str, str]:
-        return {"qpr": qpr_binary()}

@@ -10,14 +10,13 @@ summary.json names what ran (`buffer_scheme`: prio, fifo-head-drop or fifo-tail-
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
+from priolab.engine import rundir
+from priolab.workloads.base import QuicPair, RunContext
 from traces.tracking_layouts import TrackingSource
 
 # ringmaster's decoder rejects frames of 1,000,000 bytes or more (MAX_DECODING_BUF,
@@ -60,13 +59,6 @@ class RiseParams(BaseModel):
         return self
 
 
-TLS_KEYLOG = "tls-keys.log"
-
-
-def rise_binary() -> str:
-    return os.environ.get("PRIOLAB_RISE", str(REPO_ROOT / "target" / "release" / "rise"))
-
-
 def _resolve(p: Path, base_dir: Path) -> Path:
     return p if p.is_absolute() else (base_dir / p).resolve()
 
@@ -74,7 +66,7 @@ def _resolve(p: Path, base_dir: Path) -> Path:
 def _endpoint_frames(path: Path) -> None:
     """What `rise --frame-trace` accepts: exactly the plain `frame_type,size_bytes` CSV (a GoP
     trace, which traces/ also reads, has more columns and is refused by the endpoint)."""
-    from priolab.errors import show
+    from ground.errors import show
     from traces.errors import TraceError
     from traces.frames import FRAME_HEADER, read_frame_csv
     from traces.textlines import data_lines
@@ -90,9 +82,11 @@ def _endpoint_frames(path: Path) -> None:
     read_frame_csv(path)
 
 
-class Rise:
+class Rise(QuicPair):
     kind = "rise"
     params_model = RiseParams
+    program, listener, connector = "rise", "host", "guest"
+    connector_waits_itself = True  # --cert: waited for up to the connect timeout
 
     def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
         """Each trace file exists and parses with the reader its run uses."""
@@ -147,7 +141,7 @@ class Rise:
         from traces.tracking_layouts import load_tracking
 
         src, trace = load_tracking(params.tracking_trace, ctx.base_dir)
-        out = ctx.run_dir / "inputs" / "tracking.csv"
+        out = ctx.run_dir / rundir.INPUTS / "tracking.csv"
         out.parent.mkdir(parents=True, exist_ok=True)
         write_tracking_csv(resample(trace, params.tracking_hz), out)
         return {"tracking_trace": str(out), "tracking_trace_source": str(src)}
@@ -173,48 +167,18 @@ class Rise:
         if params.frame_trace is not None:
             argv += ["--frame-trace", str(_resolve(params.frame_trace, ctx.base_dir))]
         if params.tracking_trace is not None:  # converted by prepare()
-            argv += ["--tracking-trace", str(ctx.run_dir / "inputs" / "tracking.csv")]
+            argv += ["--tracking-trace", str(ctx.run_dir / rundir.INPUTS / "tracking.csv")]
         else:
             argv += ["--tracking-speed-deg-s", f"{params.tracking_speed_deg_s:g}"]
         return argv
 
-    def plan(self, params: BaseModel, ctx: RunContext) -> list[ProcessSpec]:
+    def listener_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
         assert isinstance(params, RiseParams)
-        specs: list[ProcessSpec] = []
-        binary = rise_binary()
-        for i, pair in enumerate(ctx.pairs):
-            tag = "" if len(ctx.pairs) == 1 else f"-{i + 1}"
-            host_dir = ctx.run_dir / f"host{tag}"
-            guest_dir = ctx.run_dir / f"guest{tag}"
-            cert = host_dir / "cert.der"
-            host_argv = [binary, "--role", "host", "--bind", f"0.0.0.0:{params.port}",
-                         "--cert-out", str(cert), "--log-dir", str(host_dir),
-                         *self._common(params, ctx, params.prio_host)]  # fmt: skip
-            guest_argv = [binary, "--role", "guest",
-                          "--connect", f"{pair.host_ip}:{params.port}",
-                          "--cert", str(cert), "--log-dir", str(guest_dir),
-                          *self._common(params, ctx, params.prio_guest)]  # fmt: skip
-            if ctx.tls_keylog:  # SSLKEYLOGFILE format, beside the pcaps (engine/plan.py)
-                guest_argv += ["--keylog", str(ctx.run_dir / f"{TLS_KEYLOG}{tag}")]
-            specs.append(ProcessSpec(f"rise-host{tag}", pair.host, host_argv))
-            specs.append(
-                ProcessSpec(
-                    f"rise-guest{tag}",
-                    pair.guest,
-                    guest_argv,
-                    wait_for_file=cert,
-                    waits_itself=True,
-                )  # --cert: waited for up to the connect timeout
-            )
-        return specs
+        return self._common(params, ctx, params.prio_host)
 
-    sim_problems = staticmethod(all_in_sim)  # Rust endpoints only
-
-    def tools(self) -> list[list[str]]:
-        return [[rise_binary(), "--version"]]
-
-    def binaries(self) -> dict[str, str]:
-        return {"rise": rise_binary()}
+    def connector_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
+        assert isinstance(params, RiseParams)
+        return self._common(params, ctx, params.prio_guest)
 
 
 WORKLOAD = Rise()

@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from priolab.workloads.rise import RiseParams
 from priolab.workloads.rise.logs import ENDPOINTS
 from priolab.workloads.rise.metrics import CORE_METRICS, rise_metrics
 from priolab.workloads.rise.tables import write_tables
+from priolab.workloads.what_ran import params_of
 
 if TYPE_CHECKING:
     from analysis.rundirs import Run
@@ -33,13 +35,12 @@ def scheme_description(runs: list[Run], key: Any = None) -> list[str]:
     """One line per scheme: what ran at the Guest and the Host (from each run's metadata) and
     the warm-up excluded, so a table never hides which baseline it compares against."""
     seen: dict[str, set[str]] = {}
-    for r in runs:
+    for r in runs:  # B as recorded (a missing fifo_drop is history: see buffer_scheme)
         g, h = buffer_scheme(r.workload, "guest"), buffer_scheme(r.workload, "host")
-        w = r.workload.get("warmup_s")
-        warm = f"warm-up {w:g} s" if isinstance(w, int | float) else "warm-up default"
-        pd_ms = r.workload.get("processing_delay_ms") or 0
+        p = params_of(RiseParams, r.workload)
         seen.setdefault(r.scheme, set()).add(
-            f"Guest {g}, Host {h}, {warm}, processing delay {pd_ms:g} ms"
+            f"Guest {g}, Host {h}, warm-up {p.warmup_s:g} s, "
+            f"processing delay {p.processing_delay_ms:g} ms"
         )
     return [f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(seen.items(), key=key)]
 

@@ -22,12 +22,13 @@ from pathlib import Path
 import numpy as np
 
 from analysis.metrics import per_run_main
+from priolab.engine import rundir
 from priolab.workloads.rise.logs import read_log_csv
 
 
 def phase(run_dir: Path) -> dict[str, float]:
     """The run's MTP split (ms, medians over the frames displayed after the warm-up)."""
-    m = json.loads((run_dir / "metrics.json").read_text())
+    m = json.loads((run_dir / rundir.METRICS).read_text())
     _, win_start, end = m["analysis"]["windows_us"]["guest"]
     hz = float(m["run"]["workload"]["tracking_hz"])
     shown = read_log_csv(run_dir / "guest" / "frames_displayed.csv")

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
-from priolab.engine.judge import reason_kind
+from priolab.engine import rundir
 
 # A run is window-limited when its Guest's sender was transport-limited (cwnd or pacer, not the
 # application) for at least this share of the analysed window (analysis/regime.py).
@@ -269,6 +269,14 @@ CLAIMS = [
 ]
 
 
+def exclusion_kinds(excl: pd.DataFrame) -> list[str]:
+    """The kind of every reason of the excluded runs (exclusions.csv `kinds`, the reasons'
+    codes); an exclusions.csv written before the codes counts each run's prose whole."""
+    if "kinds" in excl.columns:
+        return [k for v in excl["kinds"].fillna("unrecorded") for k in str(v).split("; ")]
+    return [str(v) for v in excl["reasons"].fillna("unrecorded")]
+
+
 def load(dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(valid runs of every scenario with a `scenario` and a `cpu_pct` column, exclusions)."""
     runs, excl = [], []
@@ -292,7 +300,7 @@ def load(dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def _cpu(run_dir: Path) -> float:
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
         return float(meta["cpu"]["utilisation_mean_pct"])
     except (OSError, KeyError, TypeError, ValueError):
         return math.nan
@@ -541,9 +549,7 @@ def regime_table(runs: pd.DataFrame, excl: pd.DataFrame) -> list[str]:
             e = excl[(excl["scenario"] == sc) & (excl["setting"] == st)]
             e = e[e["scheme"].isin(["nopri", "pri"])]
             if len(e):
-                kinds = pd.Series(
-                    [reason_kind(k) for r in e["reasons"] for k in str(r).split("; ")]
-                ).value_counts()
+                kinds = pd.Series(exclusion_kinds(e)).value_counts()
                 bad = f"{len(e)}: " + ", ".join(f"{k} ({v})" for k, v in kinds.items())
         lines.append(
             f"| {sc}/{st} | {regime(runs, sc, st)} | {both(sc, st, 'mtp_median_ms')} | {ratio} | "
@@ -699,7 +705,7 @@ def provenance(runs: pd.DataFrame, excl: pd.DataFrame, dirs: list[Path]) -> list
         for (sc, st, s), g in runs.groupby(["scenario", "setting", "scheme"], sort=False):
             dur = "–"
             try:
-                meta = json.loads((Path(g["path"].iloc[0]) / "metadata.json").read_text())
+                meta = json.loads((Path(g["path"].iloc[0]) / rundir.METADATA).read_text())
                 dur = fmt(float(meta["run"]["duration_s"]))
             except (OSError, KeyError, ValueError):
                 pass

@@ -26,6 +26,8 @@ from typing import Any
 
 import matplotlib
 
+from priolab.engine import rundir
+
 matplotlib.use("Agg")
 import matplotlib.colors as mcolors  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
@@ -116,7 +118,7 @@ def real_points(scenario_dirs: list[Path]) -> pd.DataFrame:
         for setting, g in runs.groupby("setting", sort=False):
             coords = set()
             for p in g["path"]:
-                meta = json.loads((Path(p) / "metadata.json").read_text())
+                meta = json.loads((Path(p) / rundir.METADATA).read_text())
                 coords.add(_coordinates(meta))
             if len(coords) != 1 or None in coords:
                 continue

@@ -182,7 +182,7 @@ def write_run(run_dir: Path, r: SynthRun) -> Path:
                           "queue_bytes": int(rng.integers(0, 100_000)),
                           "queue_delay_ms_mean": 2.0, "queue_delay_ms_max": 9.0,
                           "final": False})  # fmt: skip
-    (run_dir / "linkem-stats.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (run_dir / rundir.LINK_STATS).write_text("".join(json.dumps(x) + "\n" for x in lines))
     meta = {
         "run": {
             "scenario": r.scenario, "setting": r.setting, "scheme": r.scheme, "speed": r.speed,

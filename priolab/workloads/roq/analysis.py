@@ -43,8 +43,11 @@ import numpy as np
 import pandas as pd
 
 from analysis.logs import AnalysisError
+from priolab.engine import rundir
 from priolab.workloads.logs import read_csv_log
 from priolab.workloads.roq.quality import psnr_db, ssim
+from priolab.workloads.roq.workload import RoqParams
+from priolab.workloads.what_ran import what_ran
 
 if TYPE_CHECKING:
     from analysis.rundirs import Run
@@ -244,7 +247,7 @@ def run_analysis(
 ) -> dict[str, float]:
     """Write the two tables (reusing the frames table when decoded.y is gone); return the
     run's metrics."""
-    meta = meta if meta is not None else _json(run_dir / "metadata.json")
+    meta = meta if meta is not None else _json(run_dir / rundir.METADATA)
     params, source = run_params(meta)
     out = run_dir / tables_dir
     out.mkdir(exist_ok=True)
@@ -293,15 +296,10 @@ class RoqAnalysis:
             raise AnalysisError(str(e)) from None
 
     def summary_header(self, runs: list[Run]) -> list[str]:
-        ran: dict[str, set[str]] = {}
-        for r in runs:
-            w = r.workload
-            what = (
-                f"{w.get('transport', 'quic')}, rate {w.get('rate', 'scream')}, QUIC CC "
-                f"{w.get('cc', 'newreno')}, feedback {w.get('feedback', 'rtcp')}"
-                + (", competing stream" if w.get("competing_stream") else "")
-            )
-            ran.setdefault(r.scheme, set()).add(what)
+        def describe(p: RoqParams) -> str:
+            return (f"{p.transport}, rate {p.rate}, QUIC CC {p.cc}, feedback {p.feedback}"
+                    + (", competing stream" if p.competing_stream else ""))  # fmt: skip
+
         return [
             "The receiver's video against the source, per frame the sender encoded: ssim_mean "
             "and psnr_mean_db score the picture on screen at each frame's RTP timestamp (a lost "
@@ -310,7 +308,7 @@ class RoqAnalysis:
             "",
             "What ran:",
             "",
-            *[f"- {s}: {'; '.join(sorted(v))}" for s, v in sorted(ran.items())],
+            *what_ran(runs, RoqParams, describe),
             "",
         ]
 

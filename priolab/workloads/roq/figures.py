@@ -28,6 +28,7 @@ import pandas as pd
 from analysis.compare import for_scenario
 from analysis.figures import save
 from analysis.stats import bootstrap_ci, ci_text
+from priolab.engine import rundir
 from priolab.paths import REPO_ROOT
 from priolab.workloads.logs import numeric_key
 from priolab.workloads.roq.analysis import FRAMES_TABLE, RATE_TABLE
@@ -60,7 +61,7 @@ def _capacity(run_path: Path) -> pd.DataFrame | None:
     from traces.throughput import RateSchedule, read_schedule
 
     try:
-        meta = json.loads((run_path / "metadata.json").read_text())
+        meta = json.loads((run_path / rundir.METADATA).read_text())
         tr = meta["run"]["link"]["downlink"]["trace"]
         # as the scenario names it, relative to the scenario's folder (the run record's
         # base_dir; runs recorded before it had one came from scenarios/)

@@ -70,6 +70,15 @@ class RoqParams(BaseModel):
         return self
 
 
+NODE_PACKAGES = (
+    "libgstreamer1.0-0", "libgstreamer-plugins-base1.0-0", "gstreamer1.0-plugins-base",
+    "gstreamer1.0-plugins-ugly", "gstreamer1.0-libav",
+)  # fmt: skip
+"""The GStreamer runtime roq needs on a node, Debian's names: the libraries it links (the
+Makefile installs their -dev packages on the build machine) and the plugins with x264enc
+(ugly), avdec_h264 (libav), appsrc/appsink/videoconvert (base)."""
+
+
 def roq_binary() -> str:
     return os.environ.get("PRIOLAB_ROQ", str(REPO_ROOT / "target" / "release" / "roq"))
 
@@ -155,3 +164,5 @@ class Roq:
 
     def binaries(self) -> dict[str, str]:
         return {"roq": roq_binary()}
+
+    node_packages = NODE_PACKAGES

@@ -1,6 +1,6 @@
 """What started each of the Guest's stalls in a real rise run: one line per stall.
 
-    python -m analysis.stall_causes RUN_DIR [RUN_DIR ...]
+    python -m priolab.workloads.rise.stall_causes RUN_DIR [RUN_DIR ...]
 
 For every stall after the warm-up (analysis/stalls.py's rule; it begins at the last display),
 the line names the Host's QUIC packets declared lost from `LOSS_LEAD_S` before the stall's
@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.metrics import per_run_main
+from priolab.engine import rundir
 from priolab.workloads.rise.logs import read_log_csv
 from priolab.workloads.rise.stalls import Window, stall_spans_us
 
@@ -32,7 +33,7 @@ LOSS_LAG_S = 0.3
 
 
 def explain(run_dir: Path) -> list[str]:
-    m = json.loads((run_dir / "metrics.json").read_text())
+    m = json.loads((run_dir / rundir.METRICS).read_text())
     start, win_start, end = m["analysis"]["windows_us"]["guest"]
     fps = float(m["run"]["workload"]["fps"])
     shown = read_log_csv(run_dir / "guest" / "frames_displayed.csv")
@@ -76,7 +77,10 @@ def explain(run_dir: Path) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     return per_run_main(
-        "python -m analysis.stall_causes", __doc__, lambda run: "\n".join(explain(run)), argv
+        "python -m priolab.workloads.rise.stall_causes",
+        __doc__,
+        lambda run: "\n".join(explain(run)),
+        argv,
     )
 
 

@@ -1,7 +1,8 @@
 """The predictor's agreement with real runs: a markdown table, two rows (real, predicted) per
 point and scheme, each cell the mean over runs with its 95 % bootstrap CI across runs.
 
-    python -m analysis.predictor_agreement ROOT [ROOT ...] [--rise-sim PATH] [--seeds 5]
+    python -m priolab.workloads.rise.predictor_agreement ROOT [ROOT ...] \
+        [--rise-sim PATH] [--seeds 5]
 
 Every real rise run under the ROOTs (a folder holding metrics.json, e.g. what
 endpoints/rise-sim/validate.sh or a scenario's snakemake results write) is a sample of the point
@@ -30,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from analysis.stats import bootstrap_ci
-from priolab.engine.judge import reason_kind
+from priolab.engine import rundir
+from priolab.engine.reasons import from_metadata, kind
 
 # metric key -> column title
 COLUMNS = {
@@ -182,27 +184,29 @@ def rcvbuf_drops(run_dir: Path, role: str = "guest") -> float:
 def _recorded_rcvbuf_drops(run_dir: Path, node: str) -> float:
     """metadata.json's `udp_drops[node].RcvbufErrors` (the engine's agent), NaN if absent."""
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
         return float(meta["udp_drops"][node]["RcvbufErrors"])
     except (OSError, ValueError, KeyError, TypeError):
         return float("nan")
 
 
 def invalid_reasons(run_dir: Path) -> list[str]:
-    """Why the judge marked the run invalid (metadata.json `invalid_reasons`), shortened to the
-    kind of reason (numbers dropped) so that equal causes group; ['unrecorded'] if absent."""
+    """Why the judge marked the run invalid, as the kinds of its reasons (metadata.json
+    `invalid` codes; an older run folder's prose whole) so that equal causes group;
+    ['unrecorded'] if absent."""
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
-        reasons = [str(r) for r in meta["invalid_reasons"]]
-    except (OSError, ValueError, KeyError, TypeError):
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
+    except (OSError, ValueError):
         return ["unrecorded"]
-    return [reason_kind(r) for r in reasons] or ["unrecorded"]
+    return [kind(r) for r in from_metadata(meta if isinstance(meta, dict) else {})] or [
+        "unrecorded"
+    ]
 
 
 def _commit(run_dir: Path) -> str:
     """`@<short commit>` of the checkout the run came from (metadata.json), or ''."""
     try:
-        meta = json.loads((run_dir / "metadata.json").read_text())
+        meta = json.loads((run_dir / rundir.METADATA).read_text())
         return "@" + str(meta["git"]["commit"])[:7]
     except (OSError, ValueError, KeyError, TypeError):
         return ""
@@ -274,7 +278,7 @@ def collect(roots: list[Path]) -> tuple[dict[tuple[tuple[str, ...], str], Group]
     groups: dict[tuple[tuple[str, ...], str], Group] = defaultdict(Group)
     skipped: list[str] = []
     for root in roots:
-        for path in sorted(root.rglob("metrics.json")):
+        for path in sorted(root.rglob(rundir.METRICS)):
             doc = json.loads(path.read_text())
             if "run" not in doc:
                 continue
@@ -334,7 +338,9 @@ def table(roots: list[Path], rise_sim: Path, seeds: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.predictor_agreement", description=__doc__)
+    ap = argparse.ArgumentParser(
+        prog="python -m priolab.workloads.rise.predictor_agreement", description=__doc__
+    )
     ap.add_argument("roots", type=Path, nargs="+", help="folders holding analysed real runs")
     ap.add_argument("--rise-sim", type=Path, default=Path("target/release/rise-sim"))
     ap.add_argument("--seeds", type=int, default=5, help="predictor runs per point and scheme")

@@ -5,7 +5,7 @@ through the engine).
 
 Run as root, under the netns lock:
 
-    flock /tmp/priolab-netns.lock .venv/bin/python netem/linkem/bench/delay_variants.py \
+    flock /tmp/priolab-netns.lock .venv/bin/python -m priolab.workloads.probe.delay_variants \
         NAME=BINARY[,BATCH_US[,RT_PRIO[,LOAD_PACING_US]]] ... [--reps N] [--json OUT]
 
 e.g. `before=/tmp/old/linkem now=target/release/linkem,250 b500=target/release/linkem,500`.
@@ -21,14 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-
-import priolab.workloads.probe as probe_workload  # noqa: E402
-from priolab.workloads.probe.calibrate import Calibration, calibrate_session  # noqa: E402
+import priolab.workloads.probe as probe_workload
+from priolab.workloads.probe.calibrate import Calibration, calibrate_session
 
 
 def main() -> None:

@@ -1,0 +1,86 @@
+"""The import graph of the top-level Python packages has no cycle: the order of imports is
+the order of the data (ground → traces → netem → priolab → analysis). Drawn with `ast` from
+every import statement, at module level or inside a function; test files (test_*.py, here and
+in vm/intests/) import what they test and are left out."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+from tests.conftest import REPO
+
+PACKAGES = ("ground", "traces", "netem", "priolab", "analysis", "vm")
+"""The top-level packages of the checkout (tests/ imports them all and is left out)."""
+
+
+def _python_files() -> list[Path]:
+    argv = ["git", "ls-files", "--cached", "--others", "--exclude-standard", "*.py"]
+    out = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=True).stdout
+    return [REPO / f for f in out.split()
+            if f.split("/")[0] in PACKAGES and not Path(f).name.startswith("test_")
+            and (REPO / f).is_file()]  # fmt: skip
+
+
+def _imported(tree: ast.AST) -> set[str]:
+    """The top-level packages a module imports (absolute imports only; relative ones stay
+    inside the package)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return out & set(PACKAGES)
+
+
+def import_graph() -> dict[str, dict[str, list[str]]]:
+    """{package: {imported package: [files that import it]}}, self-imports left out."""
+    graph: dict[str, dict[str, list[str]]] = {p: {} for p in PACKAGES}
+    for f in _python_files():
+        pkg = f.relative_to(REPO).parts[0]
+        for dep in _imported(ast.parse(f.read_text(), str(f))) - {pkg}:
+            graph[pkg].setdefault(dep, []).append(str(f.relative_to(REPO)))
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+    """Every elementary cycle's packages, found by depth-first search from each package."""
+    found: set[tuple[str, ...]] = set()
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for nxt in graph[node]:
+            if nxt == start:
+                i = path.index(min(path))
+                found.add(tuple(path[i:] + path[:i]))
+            elif nxt not in path and nxt > start:
+                walk(start, nxt, [*path, nxt])
+
+    for p in graph:
+        walk(p, p, [p])
+    return sorted(list(c) for c in found)
+
+
+def test_cycles_finds_a_cycle_and_only_cycles() -> None:
+    g = {"a": {"b": []}, "b": {"c": []}, "c": {"a": []}, "d": {"a": []}}
+    assert cycles(g) == [["a", "b", "c"]]
+    assert cycles({"a": {"b": []}, "b": {}}) == []
+
+
+REMAINING = [["analysis", "priolab"]]
+"""The one cycle left (issue 26): analysis reads run folders through priolab.engine (rundir,
+reasons) and dispatches to the workloads' analyses (priolab.workloads), whose code uses the
+generic analysis (stats, figures, logs). Breaking it moves the run-folder contract below
+both and the book above both; until then no other cycle may appear, and this one's removal
+must empty this list."""
+
+
+def test_no_cycle_between_top_level_packages() -> None:
+    graph = import_graph()
+    found = [c for c in cycles(graph) if c not in REMAINING]
+    where = {" → ".join([*c, c[0]]): {f"{a} imports {b}": graph[a][b][:3]
+                                       for a, b in zip(c, [*c[1:], c[0]], strict=True)}
+             for c in found}  # fmt: skip
+    assert not found, where
+    assert cycles(graph) == REMAINING, "a cycle of REMAINING is gone: remove it from the list"
