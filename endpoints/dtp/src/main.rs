@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         eprintln!("dtp: {e:#}");
         return ExitCode::from(EXIT_BAD_ARGS);
     }
-    quicsetup::run_to_exit("dtp", run(&args))
+    quicsetup::shell::run_to_exit("dtp", run(&args))
 }
 
 async fn run(args: &Args) -> Result<u8> {

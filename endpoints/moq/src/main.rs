@@ -39,7 +39,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_BAD_ARGS);
         }
     }
-    quicsetup::run_to_exit("moq", run(&args))
+    quicsetup::shell::run_to_exit("moq", run(&args))
 }
 
 async fn run(args: &Args) -> Result<u8> {

@@ -32,7 +32,7 @@ fn main() -> ExitCode {
         eprintln!("qpr: {e:#}");
         return ExitCode::from(EXIT_BAD_ARGS);
     }
-    quicsetup::run_to_exit("qpr", run(&args))
+    quicsetup::shell::run_to_exit("qpr", run(&args))
 }
 
 /// summary.json's names for [`path_values`], in its order.

@@ -250,6 +250,7 @@ impl Args {
             keylog: self.keylog.clone(),
             limit: Duration::from_secs_f64(self.connect_timeout_s),
             who: who.to_string(),
+            env: quicsetup::Env::real(),
         })
     }
 }

@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         eprintln!("roq: {e:#}");
         return ExitCode::from(EXIT_BAD_ARGS);
     }
-    quicsetup::run_to_exit("roq", run(&args))
+    quicsetup::shell::run_to_exit("roq", run(&args))
 }
 
 async fn run(args: &Args) -> Result<u8> {
