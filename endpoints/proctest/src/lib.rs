@@ -197,3 +197,58 @@ pub fn files_under(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// [`virtual_pair`] of `program` with its listener on 10.0.0.2:4433 (`--role listen`, logs
+/// in `dir/listen`) and its connector (`--role connect`, logs in `dir/connect`), the
+/// certificate at `dir/cert.der`, each with its extra flags; 10 ms one way.
+pub fn virtual_pair_in<F, Fut>(
+    dir: &std::path::Path,
+    run: F,
+    listen_extra: &[&str],
+    connect_extra: &[&str],
+    seed: u64,
+) -> VirtualRun
+where
+    F: Fn(Vec<String>, quicsetup::Env) -> Fut,
+    Fut: std::future::Future<Output = u8>,
+{
+    let d = |p: &str| dir.join(p).to_str().unwrap().to_string();
+    let argv = |role: &str, flag: &str, cert_flag: &str, extra: &[&str]| {
+        let mut v: Vec<String> = vec!["endpoint".into(), "--role".into(), role.into()];
+        v.extend([
+            flag.into(),
+            "10.0.0.2:4433".into(),
+            cert_flag.into(),
+            d("cert.der"),
+        ]);
+        v.extend(["--log-dir".into(), d(role)]);
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    virtual_pair(
+        run,
+        argv("listen", "--bind", "--cert-out", listen_extra),
+        argv("connect", "--connect", "--cert", connect_extra),
+        Duration::from_millis(10),
+        seed,
+    )
+}
+
+/// Asserts the two folders hold the same files with the same bytes (but `cert.der`, a fresh
+/// key every run).
+pub fn assert_same_files(a: &std::path::Path, b: &std::path::Path) {
+    let keep = |v: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
+        v.into_iter().filter(|(p, _)| p != "cert.der").collect()
+    };
+    let (fa, fb) = (keep(files_under(a)), keep(files_under(b)));
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&fa), names(&fb));
+    for ((name, x), (_, y)) in fa.iter().zip(&fb) {
+        assert!(
+            x == y,
+            "{name} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}

@@ -65,6 +65,33 @@ pub fn parse<A: Parser>(argv: Vec<String>, console: &Console) -> std::result::Re
     })
 }
 
+/// A protocol's whole program over `argv` in `env`: parse (as [`parse`]), `check` the
+/// arguments (an error is a bad argument, code 2; its value goes to `run`), then `run` the
+/// session; an error from it is printed as `{name}: {error}`, code 1.
+pub async fn run_program<A, C, F, Fut>(
+    name: &str,
+    argv: Vec<String>,
+    env: Env,
+    check: impl FnOnce(&A) -> Result<C>,
+    run: F,
+) -> u8
+where
+    A: Parser,
+    F: FnOnce(A, C, Env) -> Fut,
+    Fut: Future<Output = Result<u8>>,
+{
+    let console = env.console.clone();
+    let args: A = match parse(argv, &console) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let checked = match check(&args) {
+        Ok(c) => c,
+        Err(e) => return bad_args(name, &console, &e),
+    };
+    finish(name, &console, run(args, checked, env).await)
+}
+
 /// The exit code of a session's result: an error is printed as `{name}: {error}`, code 1.
 pub fn finish(name: &str, console: &Console, r: Result<u8>) -> u8 {
     r.unwrap_or_else(|e| {

@@ -10,26 +10,18 @@ mod session;
 mod transport;
 mod wait;
 
-use quicsetup::shell::{bad_args, exit, finish, wait_closed};
+use quicsetup::shell::{exit, wait_closed};
 use quicsetup::Env;
 
 use cli::Args;
 
 /// Runs `rise` with `argv` (argv[0] the program's name) in `env`; returns the exit code.
 pub async fn run_argv(argv: Vec<String>, env: Env) -> u8 {
-    let console = env.console.clone();
-    let args: Args = match quicsetup::shell::parse(argv, &console) {
-        Ok(a) => a,
-        Err(code) => return code,
+    let check = |a: &Args| {
+        a.validate()?;
+        a.core_config()
     };
-    if let Err(e) = args.validate() {
-        return bad_args("rise", &console, &e);
-    }
-    let cfg = match args.core_config() {
-        Ok(c) => c,
-        Err(e) => return bad_args("rise", &console, &e),
-    };
-    finish("rise", &console, run(args, cfg, env).await)
+    quicsetup::shell::run_program("rise", argv, env, check, run).await
 }
 
 async fn run(args: Args, cfg: rise_core::Config, env: Env) -> anyhow::Result<u8> {
