@@ -4,22 +4,17 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use quicsetup::shell::{exit, wait_closed};
+use quicsetup::shell::{
+    close_after, exit, receiver_end, sender_end, sender_error, wait_closed, CLOSE_DONE,
+};
 use quicsetup::summary::{quoted, write_summary};
 use quicsetup::Env;
-use quinn::{ConnectionError, VarInt};
 
 use crate::cli::{self, Args, RoleArg};
 use crate::{recv, send};
 
-const EXIT_ERROR: u8 = exit::ERROR;
-const EXIT_PEER_LOST: u8 = exit::PEER_LOST;
-
 /// The receiver ends by itself this long after duration + drain (from its connection).
 const RECEIVER_SLACK_S: f64 = 2.0;
-
-/// Application close code of a sender that ran its whole duration.
-const CLOSE_DONE: VarInt = VarInt::from_u32(0);
 
 /// Runs `dtp` with `argv` (argv[0] the program's name) in `env`; returns the exit code.
 pub async fn run_argv(argv: Vec<String>, env: Env) -> u8 {
@@ -31,23 +26,14 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
     let log_dir = &args.common.log_dir;
     std::fs::create_dir_all(log_dir).with_context(|| format!("creating {}", log_dir.display()))?;
     let setup = args.setup(env)?;
-    let (endpoint, conn) = match quicsetup::open(&setup, args.role.shell(), &args.common).await? {
-        Ok(c) => c,
-        Err(quicsetup::ConnectTimeout(why)) => {
-            env.console.err(format_args!("dtp: no connection: {why}"));
-            write_summary(log_dir, &[("exit_reason", quoted("no_connection"))])?;
-            return Ok(exit::NO_CONNECTION);
-        }
+    let opened = quicsetup::open_or_note(&setup, args.role.shell(), &args.common, "dtp").await?;
+    let Some((endpoint, conn)) = opened else {
+        return Ok(exit::NO_CONNECTION);
     };
     let code = match args.role {
         RoleArg::Sender => {
             let r = send::run(args, &conn, log_dir, env.clock).await;
-            let lost = conn.close_reason();
-            let (code, reason) = match (&r, lost) {
-                (Ok(_), None) => (0, "duration"),
-                (_, Some(_)) => (EXIT_PEER_LOST, "peer_lost"),
-                (Err(_), None) => (EXIT_ERROR, "error"),
-            };
+            let (code, reason) = sender_end(&r, &conn);
             conn.close(CLOSE_DONE, b"done");
             let o = r.as_ref().ok();
             let s = conn.stats();
@@ -80,32 +66,17 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
                     ("udp_bytes_sent", s.udp_tx.bytes.to_string()),
                 ],
             )?;
-            if let Err(e) = r {
-                if code == EXIT_ERROR {
-                    return Err(e);
-                }
-                env.console.err(format_args!("dtp sender: {e:#}"));
-            }
+            sender_error(r, code, "dtp sender", &env.console)?;
             code
         }
         RoleArg::Receiver => {
             // The sender closes at duration + drain after its start; should its close be
             // lost or stuck behind a full queue, end by ourselves a little later.
             let limit = Duration::from_secs_f64(args.duration_s + args.drain_s + RECEIVER_SLACK_S);
-            let c = conn.clone();
-            let timer = tokio::spawn(async move {
-                tokio::time::sleep(limit).await;
-                c.close(CLOSE_DONE, b"duration");
-            });
+            let timer = close_after(&conn, limit);
             let o = recv::run(&conn, log_dir, env.clock, env.console.clone()).await?;
             timer.abort();
-            let (code, reason) = match &o.close {
-                Some(ConnectionError::ApplicationClosed(c)) if c.error_code == CLOSE_DONE => {
-                    (0, "peer_closed")
-                }
-                Some(ConnectionError::LocallyClosed) => (0, "duration"),
-                _ => (EXIT_PEER_LOST, "peer_lost"),
-            };
+            let (code, reason) = receiver_end(o.close.as_ref());
             if code != 0 {
                 env.console.err(format_args!(
                     "dtp receiver: connection ended: {:?}",

@@ -248,3 +248,23 @@ pub async fn open(setup: &Setup, role: Role, common: &shell::CommonArgs) -> Resu
         }
     }
 }
+
+/// [`open`], and with no connection in time: `{name}: no connection: {why}` on the console,
+/// `summary.json` in `log_dir` with `exit_reason` `no_connection`, and `None` (exit 4).
+pub async fn open_or_note(
+    setup: &Setup,
+    role: Role,
+    common: &shell::CommonArgs,
+    name: &str,
+) -> Result<Option<(Endpoint, Connection)>> {
+    match open(setup, role, common).await? {
+        Ok(c) => Ok(Some(c)),
+        Err(ConnectTimeout(why)) => {
+            let console = &setup.env.console;
+            console.err(format_args!("{name}: no connection: {why}"));
+            let reason = summary::quoted("no_connection");
+            summary::write_summary(&common.log_dir, &[("exit_reason", reason)])?;
+            Ok(None)
+        }
+    }
+}

@@ -258,3 +258,50 @@ pub fn run_to_exit<F: Future<Output = Result<u8>>>(name: &str, fut: F) -> std::p
     };
     std::process::ExitCode::from(finish(name, &console, rt.block_on(fut)))
 }
+
+/// Application close code of a session that ran its whole duration.
+pub const CLOSE_DONE: quinn::VarInt = quinn::VarInt::from_u32(0);
+
+/// How a sending session ended, as (exit code, reason): its result `r` and whether its
+/// connection was lost.
+pub fn sender_end<T>(r: &Result<T>, conn: &quinn::Connection) -> (u8, &'static str) {
+    match (r, conn.close_reason()) {
+        (Ok(_), None) => (exit::OK, "duration"),
+        (_, Some(_)) => (exit::PEER_LOST, "peer_lost"),
+        (Err(_), None) => (exit::ERROR, "error"),
+    }
+}
+
+/// How a receiving session ended, as (exit code, reason), from its connection's close.
+pub fn receiver_end(close: Option<&quinn::ConnectionError>) -> (u8, &'static str) {
+    use quinn::ConnectionError;
+    match close {
+        Some(ConnectionError::ApplicationClosed(c)) if c.error_code == CLOSE_DONE => {
+            (exit::OK, "peer_closed")
+        }
+        Some(ConnectionError::LocallyClosed) => (exit::OK, "duration"),
+        _ => (exit::PEER_LOST, "peer_lost"),
+    }
+}
+
+/// Closes `conn` with [`CLOSE_DONE`] after `limit`: a receiver's own end should the sender's
+/// close be lost or stuck behind a full queue. Abort the handle to cancel it.
+pub fn close_after(conn: &quinn::Connection, limit: Duration) -> tokio::task::JoinHandle<()> {
+    let c = conn.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(limit).await;
+        c.close(CLOSE_DONE, b"duration");
+    })
+}
+
+/// After a sender's summary is written: its session's error ends the program (exit 1) when
+/// the connection was not lost (`code` [`exit::ERROR`]); otherwise it is only reported.
+pub fn sender_error<T>(r: Result<T>, code: u8, who: &str, console: &Console) -> Result<()> {
+    if let Err(e) = r {
+        if code == exit::ERROR {
+            return Err(e);
+        }
+        console.err(format_args!("{who}: {e:#}"));
+    }
+    Ok(())
+}
