@@ -241,24 +241,6 @@ impl Default for Stop {
     }
 }
 
-/// Runs `fut` on a current-thread tokio runtime: its `Ok(code)` is the exit code; an error is
-/// printed as `{name}: {error}` and gives exit 1, as does a runtime that cannot start. (For
-/// binaries not yet on [`main`].)
-pub fn run_to_exit<F: Future<Output = Result<u8>>>(name: &str, fut: F) -> std::process::ExitCode {
-    let console = Console::process();
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            console.err(format_args!("{name}: starting the runtime: {e}"));
-            return std::process::ExitCode::from(exit::ERROR);
-        }
-    };
-    std::process::ExitCode::from(finish(name, &console, rt.block_on(fut)))
-}
-
 /// Application close code of a session that ran its whole duration.
 pub const CLOSE_DONE: quinn::VarInt = quinn::VarInt::from_u32(0);
 
