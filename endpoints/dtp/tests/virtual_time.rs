@@ -39,3 +39,10 @@ fn a_session_runs_in_virtual_time_and_repeats_byte_for_byte() {
     assert_eq!(rb.codes, (0, 0), "{rb:?}");
     assert_same_files(&a, &b);
 }
+
+#[test]
+fn the_session_future_can_be_spawned() {
+    // Send, so the sim may tokio::spawn each process's run_argv (a runtime is not needed
+    // to make the future, only to run it)
+    proctest::assert_send(&dtp::run_argv(vec![], quicsetup::Env::real()));
+}

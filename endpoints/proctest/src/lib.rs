@@ -252,3 +252,6 @@ pub fn assert_same_files(a: &std::path::Path, b: &std::path::Path) {
         );
     }
 }
+
+/// Compiles only if `T` is `Send`: a session's future can go to `tokio::spawn`.
+pub fn assert_send<T: Send>(_: &T) {}

@@ -37,3 +37,10 @@ fn http2_over_tcp_is_refused_off_the_kernel() {
     assert_eq!(r.codes, (2, 2), "{r:?}");
     assert!(r.stderr.0.contains("needs the kernel's TCP"), "{r:?}");
 }
+
+#[test]
+fn the_session_future_can_be_spawned() {
+    // Send, so the sim may tokio::spawn each process's run_argv (a runtime is not needed
+    // to make the future, only to run it)
+    proctest::assert_send(&qpr::run_argv(vec![], quicsetup::Env::real()));
+}

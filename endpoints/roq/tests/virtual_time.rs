@@ -34,3 +34,10 @@ fn an_injected_network_is_refused() {
     assert_eq!(code, 2);
     assert!(err.text().contains("real time only"), "{}", err.text());
 }
+
+#[test]
+fn the_session_future_can_be_spawned() {
+    // Send, so the sim may tokio::spawn each process's run_argv (a runtime is not needed
+    // to make the future, only to run it)
+    proctest::assert_send(&roq::run_argv(vec![], quicsetup::Env::real()));
+}
