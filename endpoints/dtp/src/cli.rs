@@ -1,21 +1,39 @@
 //! The `dtp` command line (endpoints/README.md, the harness's contract).
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::ads::Policy;
+use crate::pattern::Pattern;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, ValueEnum};
-use dtp::ads::Policy;
-use dtp::pattern::Pattern;
-use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use quicsetup::shell::{CommonArgs, Role};
+use quicsetup::Env;
 use quinn::VarInt;
 
+/// `--role`: `sender` (alias `listen`) or `receiver` (alias `connect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
+    #[value(alias = "listen")]
     Sender,
+    #[value(alias = "connect")]
     Receiver,
+}
+
+impl RoleArg {
+    pub fn shell(self) -> Role {
+        match self {
+            RoleArg::Sender => Role::Listen,
+            RoleArg::Receiver => Role::Connect,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoleArg::Sender => "sender",
+            RoleArg::Receiver => "receiver",
+        }
+    }
 }
 
 /// The scheduling schemes of seeds/001 §VI.
@@ -40,13 +58,6 @@ pub enum Redundancy {
     Always,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Cc {
-    Cubic,
-    Newreno,
-    Bbr,
-}
-
 /// Deadline-aware block delivery over QUIC (seeds/001): the sender releases rounds of blocks
 /// (one unidirectional stream each) and the scheme decides which block gets the next bytes
 /// and which are dropped (RESET_STREAM); the receiver logs when each block completed.
@@ -55,20 +66,8 @@ pub enum Cc {
 pub struct Args {
     #[arg(long, value_enum)]
     pub role: RoleArg,
-    /// Sender: UDP address to listen on.
-    #[arg(long, required_if_eq("role", "sender"))]
-    pub bind: Option<SocketAddr>,
-    /// Sender: where to write the self-signed certificate (DER) once listening.
-    #[arg(long, required_if_eq("role", "sender"))]
-    pub cert_out: Option<PathBuf>,
-    /// Receiver: the sender's address.
-    #[arg(long, required_if_eq("role", "receiver"))]
-    pub connect: Option<SocketAddr>,
-    /// Receiver: the sender's certificate (DER), waited for up to --connect-timeout-s.
-    #[arg(long, required_if_eq("role", "receiver"))]
-    pub cert: Option<PathBuf>,
-    #[arg(long)]
-    pub log_dir: PathBuf,
+    #[command(flatten)]
+    pub common: CommonArgs,
     #[arg(long, value_enum, default_value_t = SchemeArg::Ads)]
     pub scheme: SchemeArg,
     /// ADS: weight of the priority against the deadline (Eq. 3).
@@ -108,13 +107,6 @@ pub struct Args {
     /// Sender: after the last release, keep the connection open this long, then close.
     #[arg(long, default_value_t = 1.0)]
     pub drain_s: f64,
-    #[arg(long, value_enum, default_value_t = Cc::Cubic)]
-    pub cc: Cc,
-    /// TLS key log (SSLKEYLOGFILE format).
-    #[arg(long)]
-    pub keylog: Option<PathBuf>,
-    #[arg(long, default_value_t = 15.0)]
-    pub connect_timeout_s: f64,
     /// A peer silent this long ends the run with exit 3.
     #[arg(long, default_value_t = 10.0)]
     pub idle_timeout_s: f64,
@@ -126,9 +118,9 @@ pub const RECEIVE_WINDOW_BYTES: u32 = 1 << 30;
 
 impl Args {
     pub fn validate(&self) -> Result<()> {
+        self.common.require(self.role.shell(), self.role.as_str())?;
         for (name, v) in [
             ("duration-s", self.duration_s),
-            ("connect-timeout-s", self.connect_timeout_s),
             ("idle-timeout-s", self.idle_timeout_s),
             ("interval-ms", self.interval_ms),
             ("deadline-ms", self.deadline_ms),
@@ -188,7 +180,7 @@ impl Args {
         }
     }
 
-    pub fn setup(&self) -> Result<quicsetup::Setup> {
+    pub fn setup(&self, env: &Env) -> Result<quicsetup::Setup> {
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
         let mut t =
             quicsetup::base_transport(RECEIVE_WINDOW_BYTES, idle).context("--idle-timeout-s")?;
@@ -197,23 +189,14 @@ impl Args {
         // window, the bytes leave in the order the scheduler chose them.
         t.send_fairness(false);
         t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
-        match self.cc {
-            Cc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
-            Cc::Newreno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
-            Cc::Bbr => t.congestion_controller_factory(Arc::new(BbrConfig::default())),
-        };
-        let who = match self.role {
-            RoleArg::Sender => "dtp sender",
-            RoleArg::Receiver => "dtp receiver",
-        };
+        self.common.cc.apply(&mut t);
         Ok(quicsetup::Setup {
             transport: Arc::new(t),
             alpn: b"dtp-priolab",
-            keylog: self.keylog.clone(),
-            limit: Duration::from_secs_f64(self.connect_timeout_s),
-            who: who.to_string(),
+            keylog: self.common.keylog.clone(),
+            limit: Duration::from_secs_f64(self.common.connect_timeout_s),
+            who: format!("dtp {}", self.role.as_str()),
+            env: env.clone(),
         })
     }
 }
-
-pub use quicsetup::summary::now_us;

@@ -7,14 +7,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::assembly::{Assembly, GroupInfo};
+use crate::wire::{stream_byte, BlockHeader, ParityHeader, HEADER_BYTES};
 use anyhow::Result;
-use dtp::assembly::{Assembly, GroupInfo};
-use dtp::wire::{stream_byte, BlockHeader, ParityHeader, HEADER_BYTES};
 use quicsetup::csv::Csv;
 use quinn::{Connection, ConnectionError, RecvStream};
 use tokio::sync::mpsc;
 
-use crate::cli::now_us;
+use quicsetup::{Clock, Console};
 
 pub const RECEIVED_HEADER: &str = "block_id,priority,payload_bytes,created_us,deadline_us,first_byte_us,end_us,received_bytes,status,recovered_bytes";
 
@@ -74,6 +74,8 @@ struct State {
     /// Blocks logged from parity alone: their stream, when it comes, is not logged again.
     done_blocks: std::collections::HashSet<u64>,
     out: Outcome,
+    clock: Clock,
+    console: Console,
 }
 
 fn group_info(p: &ParityHeader) -> GroupInfo {
@@ -114,7 +116,7 @@ impl State {
             h.created_us,
             h.deadline_us,
             rx.first_byte_us,
-            now_us(),
+            self.clock.unix_us(),
             received,
             status,
             recovered
@@ -130,14 +132,15 @@ impl State {
         };
         let info = group_info(&p);
         if let Err(e) = asm.add_parity(info, usize::from(p.index), sym) {
-            eprintln!("dtp receiver: block {}: {e}", p.block_id);
+            self.console
+                .err(format_args!("dtp receiver: block {}: {e}", p.block_id));
         }
     }
 
     fn on_data(&mut self, idx: u64, offset: u64, bytes: bytes::Bytes) {
         let rx = self.streams.entry(idx).or_default();
         if rx.first_byte_us == 0 {
-            rx.first_byte_us = now_us();
+            rx.first_byte_us = self.clock.unix_us();
         }
         if let Some((_, _, asm)) = rx.block.as_mut() {
             asm.add_data(offset, &bytes);
@@ -175,7 +178,9 @@ impl State {
 
     fn on_datagram(&mut self, d: &[u8]) -> Result<()> {
         let Some((p, sym)) = ParityHeader::decode(d) else {
-            eprintln!("dtp receiver: a datagram that is not a parity symbol");
+            self.console.err(format_args!(
+                "dtp receiver: a datagram that is not a parity symbol"
+            ));
             return Ok(());
         };
         self.out.parity_received += 1;
@@ -201,7 +206,8 @@ impl State {
             return Ok(());
         }
         if let Err(e) = asm.add_parity(group_info(&p), usize::from(p.index), sym.to_vec()) {
-            eprintln!("dtp receiver: block {}: {e}", p.block_id);
+            self.console
+                .err(format_args!("dtp receiver: block {}: {e}", p.block_id));
             return Ok(());
         }
         if !asm.complete() {
@@ -218,16 +224,16 @@ impl State {
                 .enumerate()
                 .all(|(o, b)| *b == stream_byte(&raw, h.block_id, o as u64));
         if !good {
-            eprintln!(
+            self.console.err(format_args!(
                 "dtp receiver: block {} rebuilt from parity alone is wrong",
                 p.block_id
-            );
+            ));
             return Ok(());
         }
         self.done_blocks.insert(h.block_id);
         self.out.complete += 1;
         self.out.recovered += 1;
-        let now = now_us();
+        let now = self.clock.unix_us();
         self.csv.line(&format!(
             "{},{},{},{},{},{now},{now},{},complete,{rebuilt}",
             h.block_id, h.priority, h.payload_bytes, h.created_us, h.deadline_us, h.payload_bytes,
@@ -269,7 +275,8 @@ impl State {
     }
 
     fn log_broken(&mut self, idx: u64, why: &str) -> Result<()> {
-        eprintln!("dtp receiver: stream {idx} broke: {why}");
+        self.console
+            .err(format_args!("dtp receiver: stream {idx} broke: {why}"));
         self.log(idx, "broken", 0)
     }
 
@@ -296,7 +303,12 @@ impl State {
     }
 }
 
-pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
+pub async fn run(
+    conn: &Connection,
+    log_dir: &Path,
+    clock: Clock,
+    console: Console,
+) -> Result<Outcome> {
     let mut st = State {
         csv: Csv::create(log_dir, "blocks_received.csv", RECEIVED_HEADER)?,
         streams: HashMap::new(),
@@ -305,11 +317,15 @@ pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
         orphans: HashMap::new(),
         done_blocks: std::collections::HashSet::new(),
         out: Outcome::default(),
+        clock,
+        console,
     };
     let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
     let mut accepted = 0u64;
     loop {
+        // biased: a fixed order, so a run in virtual time repeats exactly
         tokio::select! {
+            biased;
             s = conn.accept_uni() => match s {
                 Ok(s) => {
                     tokio::spawn(read_stream(accepted, s, tx.clone()));

@@ -15,17 +15,17 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::ads::{Block, Estimate, Scheduler};
+use crate::bw::BwEstimator;
+use crate::fec::{self, LossWindow};
+use crate::pattern::Release;
+use crate::wire::{fill, BlockHeader, ParityHeader, HEADER_BYTES, PARITY_HEADER_BYTES};
 use anyhow::{anyhow, Result};
-use dtp::ads::{Block, Estimate, Scheduler};
-use dtp::bw::BwEstimator;
-use dtp::fec::{self, LossWindow};
-use dtp::pattern::Release;
-use dtp::wire::{fill, BlockHeader, ParityHeader, HEADER_BYTES, PARITY_HEADER_BYTES};
 use quicsetup::csv::Csv;
+use quicsetup::Clock;
 use quinn::{Connection, SendStream, VarInt};
-use tokio::time::Instant;
 
-use crate::cli::{now_us, Args, Redundancy};
+use crate::cli::{Args, Redundancy};
 
 pub const SENT_HEADER: &str =
     "block_id,round,priority,payload_bytes,created_us,deadline_us,first_send_us,end_us,sent_bytes,outcome";
@@ -72,6 +72,7 @@ fn start_group(
     loss: &LossWindow,
     fec_log: &mut Csv,
     always: bool,
+    clock: &Clock,
 ) -> Result<Option<Group>> {
     let b = sched.block(id).expect("picked");
     let sent = sched.sent_bytes(id).expect("picked");
@@ -101,7 +102,7 @@ fn start_group(
     let n = fec::parity_count(m, loss.max_rate());
     fec_log.line(&format!(
         "{},{id},{sent},{end},{symbol},{m},{n},{:.4},{left:.0}",
-        now_us(),
+        clock.unix_us(),
         loss.max_rate()
     ))?;
     Ok(Some(Group {
@@ -154,11 +155,11 @@ struct Live {
     first_send_us: Option<u64>,
 }
 
-fn path_row(conn: &Connection, bw: f64, pending: usize) -> String {
+fn path_row(conn: &Connection, bw: f64, pending: usize, clock: &Clock) -> String {
     let s = conn.stats();
     format!(
         "{},{:.3},{},{},{},{},{:.0},{}",
-        now_us(),
+        clock.unix_us(),
         s.path.rtt.as_secs_f64() * 1e3,
         s.path.cwnd,
         s.path.lost_packets,
@@ -194,7 +195,7 @@ impl Log {
     }
 }
 
-pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outcome> {
+pub async fn run(args: &Args, conn: &Connection, log_dir: &Path, clock: Clock) -> Result<Outcome> {
     let pattern = args.pattern();
     let releases = pattern.releases((args.duration_s * 1e6) as u64);
     let stop_us = ((args.duration_s + args.drain_s) * 1e6) as u64;
@@ -210,14 +211,14 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
     let mut fec_log = Csv::create(log_dir, "fec_groups.csv", FEC_HEADER)?;
     let mut loss = LossWindow::default();
     let mut groups: HashMap<u64, Group> = HashMap::new();
-    let t0 = Instant::now();
-    let t0_us = now_us();
+    let t0 = clock.now();
+    let t0_us = clock.unix_us();
     let mut log = Log {
         csv: Csv::create(log_dir, "blocks_sent.csv", SENT_HEADER)?,
         t0_us,
         deadline_us: pattern.deadline_us,
     };
-    let el = || t0.elapsed().as_micros() as u64;
+    let el = || clock.now().duration_since(t0).as_micros() as u64;
     let mut next = 0usize;
     let mut next_sample = 0u64;
     loop {
@@ -261,7 +262,7 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
             bw.sample(now, st.udp_tx.bytes, sched.pending() > 0);
             let rtt_us = conn.rtt().as_micros() as u64;
             loss.sample(now, st.path.sent_packets, st.path.lost_packets, rtt_us);
-            path.line(&path_row(conn, bw.estimate(), sched.pending()))?;
+            path.line(&path_row(conn, bw.estimate(), sched.pending(), &clock))?;
             next_sample = now + BW_INTERVAL_US;
         }
         for d in sched.expire(now) {
@@ -299,9 +300,18 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
         };
         if redundancy && !groups.contains_key(&id) {
             let c = args.chunk_bytes as usize;
-            if let Some(g) =
-                start_group(conn, &sched, id, now, &est, c, &loss, &mut fec_log, always)?
-            {
+            if let Some(g) = start_group(
+                conn,
+                &sched,
+                id,
+                now,
+                &est,
+                c,
+                &loss,
+                &mut fec_log,
+                always,
+                &clock,
+            )? {
                 out.fec_groups += 1;
                 groups.insert(id, g);
             }
@@ -318,10 +328,11 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
         fill(&l.header, id, offset as u64, &mut buf[..n]);
         let s = l.stream.as_mut().expect("opened above");
         tokio::select! {
+            biased; // a fixed order, so a run in virtual time repeats exactly
             r = s.write(&buf[..n]) => {
                 let w = r?;
                 if l.first_send_us.is_none() {
-                    l.first_send_us = Some(now_us());
+                    l.first_send_us = Some(clock.unix_us());
                 }
                 out.block_bytes_written += w as u64;
                 let done = sched.on_sent(id, w as u64).map_err(|e| anyhow!(e))?;
@@ -348,7 +359,7 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
         out.pending += 1;
         log.block(&l, now, sent, "pending")?;
     }
-    path.line(&path_row(conn, bw.estimate(), sched.pending()))?;
+    path.line(&path_row(conn, bw.estimate(), sched.pending(), &clock))?;
     log.csv.flush()?;
     path.flush()?;
     fec_log.flush()?;

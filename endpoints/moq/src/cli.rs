@@ -1,20 +1,39 @@
 //! The `moq` command line (endpoints/README.md, the harness's contract).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::route::Scheme;
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use moq::route::Scheme;
-use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
+use quicsetup::shell::{CommonArgs, Role};
+use quicsetup::Env;
 use quinn::VarInt;
 
+/// `--role`: `publisher` (alias `listen`) or `subscriber` (alias `connect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
+    #[value(alias = "listen")]
     Publisher,
+    #[value(alias = "connect")]
     Subscriber,
+}
+
+impl RoleArg {
+    pub fn shell(self) -> Role {
+        match self {
+            RoleArg::Publisher => Role::Listen,
+            RoleArg::Subscriber => Role::Connect,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoleArg::Publisher => "publisher",
+            RoleArg::Subscriber => "subscriber",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -22,13 +41,6 @@ pub enum SchemeArg {
     Fefs,
     Ft,
     Group,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Cc {
-    Cubic,
-    Newreno,
-    Bbr,
 }
 
 /// Live video over QUIC unidirectional streams: the publisher releases the frames of a GoP
@@ -39,20 +51,8 @@ pub enum Cc {
 pub struct Args {
     #[arg(long, value_enum)]
     pub role: RoleArg,
-    /// Publisher: UDP address to listen on.
-    #[arg(long, required_if_eq("role", "publisher"))]
-    pub bind: Option<SocketAddr>,
-    /// Publisher: where to write the self-signed certificate (DER) once listening.
-    #[arg(long, required_if_eq("role", "publisher"))]
-    pub cert_out: Option<PathBuf>,
-    /// Subscriber: the publisher's address.
-    #[arg(long, required_if_eq("role", "subscriber"))]
-    pub connect: Option<SocketAddr>,
-    /// Subscriber: the publisher's certificate (DER), waited for up to --connect-timeout-s.
-    #[arg(long, required_if_eq("role", "subscriber"))]
-    pub cert: Option<PathBuf>,
-    #[arg(long)]
-    pub log_dir: PathBuf,
+    #[command(flatten)]
+    pub common: CommonArgs,
     /// Publisher: the GoP CSV (traces/README.md), replayed in a loop.
     #[arg(long, required_if_eq("role", "publisher"))]
     pub frame_trace: Option<PathBuf>,
@@ -68,13 +68,6 @@ pub struct Args {
     /// Publisher: after the last release, keep the connection open this long, then close.
     #[arg(long, default_value_t = 3.5)]
     pub drain_s: f64,
-    #[arg(long, value_enum, default_value_t = Cc::Cubic)]
-    pub cc: Cc,
-    /// TLS key log (SSLKEYLOGFILE format).
-    #[arg(long)]
-    pub keylog: Option<PathBuf>,
-    #[arg(long, default_value_t = 15.0)]
-    pub connect_timeout_s: f64,
     /// A peer silent this long ends the run with exit 3.
     #[arg(long, default_value_t = 10.0)]
     pub idle_timeout_s: f64,
@@ -86,9 +79,9 @@ pub const WINDOW_BYTES: u32 = 256 << 20;
 
 impl Args {
     pub fn validate(&self) -> Result<()> {
+        self.common.require(self.role.shell(), self.role.as_str())?;
         for (name, v) in [
             ("duration-s", self.duration_s),
-            ("connect-timeout-s", self.connect_timeout_s),
             ("idle-timeout-s", self.idle_timeout_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
@@ -114,27 +107,18 @@ impl Args {
         }
     }
 
-    pub fn setup(&self) -> Result<quicsetup::Setup> {
+    pub fn setup(&self, env: &Env) -> Result<quicsetup::Setup> {
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
         let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
         t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
-        match self.cc {
-            Cc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
-            Cc::Newreno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
-            Cc::Bbr => t.congestion_controller_factory(Arc::new(BbrConfig::default())),
-        };
-        let who = match self.role {
-            RoleArg::Publisher => "moq publisher",
-            RoleArg::Subscriber => "moq subscriber",
-        };
+        self.common.cc.apply(&mut t);
         Ok(quicsetup::Setup {
             transport: Arc::new(t),
             alpn: b"moq-priolab",
-            keylog: self.keylog.clone(),
-            limit: Duration::from_secs_f64(self.connect_timeout_s),
-            who: who.to_string(),
+            keylog: self.common.keylog.clone(),
+            limit: Duration::from_secs_f64(self.common.connect_timeout_s),
+            who: format!("moq {}", self.role.as_str()),
+            env: env.clone(),
         })
     }
 }
-
-pub use quicsetup::summary::now_us;

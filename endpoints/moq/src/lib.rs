@@ -1,6 +1,15 @@
-//! The pure core of the `moq` endpoints (no I/O, no clock): the GoP trace and the live
+//! The `moq` endpoint ([`run_argv`]: the whole program; the binary runs it in the real
+//! world, the sim site in virtual time) and its pure core (no I/O, no clock): the GoP trace
+//! and the live
 //! release schedule ([`trace`]), which stream and priority each frame goes on per scheme and
 //! when a group is abandoned ([`route`]), and the frame header on a stream ([`wire`]).
+
+mod app;
+mod cli;
+mod publish;
+mod subscribe;
+
+pub use app::run_argv;
 
 pub mod route;
 pub mod trace;

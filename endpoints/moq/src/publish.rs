@@ -5,15 +5,15 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::route::{Action, Router, StreamKey};
+use crate::trace::{read_clip, schedule, Release};
+use crate::wire::FrameHeader;
 use anyhow::{anyhow, Result};
-use moq::route::{Action, Router, StreamKey};
-use moq::trace::{read_clip, schedule, Release};
-use moq::wire::FrameHeader;
 use quicsetup::csv::Csv;
+use quicsetup::Clock;
 use quinn::{Connection, SendStream, VarInt};
-use tokio::time::Instant;
 
-use crate::cli::{now_us, Args};
+use crate::cli::Args;
 
 pub const SENT_HEADER: &str =
     "frame_id,clip_index,pict_type,group,size_bytes,stream,capture_us,release_us,written_us";
@@ -31,11 +31,11 @@ pub struct Outcome {
     pub max_write_wait_us: u64,
 }
 
-fn path_row(conn: &Connection) -> String {
+fn path_row(conn: &Connection, clock: &Clock) -> String {
     let s = conn.stats();
     format!(
         "{},{:.3},{},{},{},{}",
-        now_us(),
+        clock.unix_us(),
         s.path.rtt.as_secs_f64() * 1e3,
         s.path.cwnd,
         s.path.lost_packets,
@@ -44,7 +44,7 @@ fn path_row(conn: &Connection) -> String {
     )
 }
 
-pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outcome> {
+pub async fn run(args: &Args, conn: &Connection, log_dir: &Path, clock: Clock) -> Result<Outcome> {
     let trace = args
         .frame_trace
         .as_deref()
@@ -60,35 +60,44 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path) -> Result<Outco
     let mut streams: HashMap<StreamKey, SendStream> = HashMap::new();
     let mut out = Outcome::default();
 
-    let t0 = Instant::now();
-    let t0_us = now_us();
+    let t0 = clock.now();
+    let t0_us = clock.unix_us();
     let mut next_path = t0;
     for r in &releases {
         let at = t0 + Duration::from_micros(r.release_us);
         while next_path <= at {
             tokio::time::sleep_until(next_path).await;
-            path.line(&path_row(conn))?;
+            path.line(&path_row(conn, &clock))?;
             next_path += Duration::from_millis(100);
         }
         tokio::time::sleep_until(at).await;
         for a in router.on_frame(r) {
             apply(a, conn, &mut streams, &mut out).await?;
             if let Action::Write { key } = a {
-                write_frame(r, key, t0_us, &filler, &mut streams, &mut sent, &mut out).await?;
+                write_frame(
+                    r,
+                    key,
+                    (t0_us, &clock),
+                    &filler,
+                    &mut streams,
+                    &mut sent,
+                    &mut out,
+                )
+                .await?;
             }
         }
     }
     for a in router.finish_all() {
         apply(a, conn, &mut streams, &mut out).await?;
     }
-    let end = Instant::now() + Duration::from_secs_f64(args.drain_s);
+    let end = clock.now() + Duration::from_secs_f64(args.drain_s);
     while next_path < end {
         tokio::time::sleep_until(next_path).await;
-        path.line(&path_row(conn))?;
+        path.line(&path_row(conn, &clock))?;
         next_path += Duration::from_millis(100);
     }
     tokio::time::sleep_until(end).await;
-    path.line(&path_row(conn))?;
+    path.line(&path_row(conn, &clock))?;
     sent.flush()?;
     path.flush()?;
     Ok(out)
@@ -128,7 +137,7 @@ async fn apply(
 async fn write_frame(
     r: &Release,
     key: StreamKey,
-    t0_us: u64,
+    (t0_us, clock): (u64, &Clock),
     filler: &[u8],
     streams: &mut HashMap<StreamKey, SendStream>,
     sent: &mut Csv,
@@ -146,7 +155,7 @@ async fn write_frame(
     };
     s.write_all(&h.encode()).await?;
     s.write_all(&filler[..r.size_bytes as usize]).await?;
-    let written = now_us();
+    let written = clock.unix_us();
     let release = t0_us + r.release_us;
     out.max_write_wait_us = out.max_write_wait_us.max(written.saturating_sub(release));
     out.frames += 1;

@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
+use crate::wire::{FrameHeader, HEADER_BYTES};
 use anyhow::Result;
-use moq::wire::{FrameHeader, HEADER_BYTES};
 use quicsetup::csv::Csv;
 use quinn::{Connection, ConnectionError, ReadExactError, RecvStream};
 use tokio::sync::mpsc;
 
-use crate::cli::now_us;
+use quicsetup::{Clock, Console};
 
 pub const RECEIVED_HEADER: &str =
     "frame_id,pict_type,group,size_bytes,stream,capture_us,arrival_us,latency_ms";
@@ -42,6 +42,7 @@ async fn read_stream(
     mut s: RecvStream,
     stream: u64,
     tx: mpsc::UnboundedSender<Arrival>,
+    clock: Clock,
 ) -> StreamEnd {
     let mut hdr = [0u8; HEADER_BYTES];
     let mut payload = Vec::new();
@@ -61,7 +62,7 @@ async fn read_stream(
             Err(ReadExactError::ReadError(quinn::ReadError::Reset(_))) => return StreamEnd::Reset,
             Err(e) => return StreamEnd::Broken(e.to_string()),
         }
-        let arrival_us = now_us();
+        let arrival_us = clock.unix_us();
         if tx
             .send(Arrival {
                 h,
@@ -75,7 +76,12 @@ async fn read_stream(
     }
 }
 
-pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
+pub async fn run(
+    conn: &Connection,
+    log_dir: &Path,
+    clock: Clock,
+    console: &Console,
+) -> Result<Outcome> {
     let mut log = Csv::create(log_dir, "frames_received.csv", RECEIVED_HEADER)?;
     let (tx, mut rx) = mpsc::unbounded_channel();
     let (end_tx, mut end_rx) = mpsc::unbounded_channel();
@@ -87,7 +93,7 @@ pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
                 Ok(s) => {
                     let (tx, end_tx) = (tx.clone(), end_tx.clone());
                     tokio::spawn(async move {
-                        let _ = end_tx.send(read_stream(s, n, tx).await);
+                        let _ = end_tx.send(read_stream(s, n, tx, clock).await);
                     });
                     n += 1;
                 }
@@ -123,7 +129,7 @@ pub async fn run(conn: &Connection, log_dir: &Path) -> Result<Outcome> {
                 // The connection closing mid-frame breaks the streams still open: expected
                 // at the end of a run; anything else is reported.
                 if !why.contains("closed") {
-                    eprintln!("moq subscriber: a stream broke: {why}");
+                    console.err(format_args!("moq subscriber: a stream broke: {why}"));
                 }
                 out.streams_broken += 1;
             }

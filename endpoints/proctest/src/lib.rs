@@ -1,6 +1,9 @@
 //! What the endpoints' integration tests share: a scratch folder per test, a free UDP port,
 //! spawning a binary with stderr captured, and waiting for it with a time limit, and a
-//! server/client pair of one binary on loopback.
+//! server/client pair of one binary on loopback, and ([`memnet`], [`virtual_pair`]) a pair
+//! of sessions in one paused tokio runtime over in-memory sockets.
+
+pub mod memnet;
 
 use std::io::Read;
 use std::net::UdpSocket;
@@ -118,3 +121,137 @@ pub fn csv_table(p: &std::path::Path) -> Table {
         })
         .collect()
 }
+
+/// What [`virtual_pair`] saw.
+#[derive(Debug)]
+pub struct VirtualRun {
+    /// Exit codes of the listener and the connector.
+    pub codes: (u8, u8),
+    /// Their stderr.
+    pub stderr: (String, String),
+    /// Virtual time from the start to the end of both.
+    pub virtual_s: f64,
+}
+
+/// The Unix time at which a virtual pair starts (2026-01-01T00:00:00Z).
+pub const VIRTUAL_EPOCH_NS: u64 = 1_767_225_600_000_000_000;
+
+/// Runs `run(listen_argv)` on 10.0.0.2 and `run(connect_argv)` on 10.0.0.1 at once, in a
+/// current-thread runtime with tokio's clock paused (virtual time), over a [`memnet`] with
+/// `one_way_delay`, both with quinn's randomness seeded from `seed`.
+pub fn virtual_pair<F, Fut>(
+    run: F,
+    listen_argv: Vec<String>,
+    connect_argv: Vec<String>,
+    one_way_delay: Duration,
+    seed: u64,
+) -> VirtualRun
+where
+    F: Fn(Vec<String>, quicsetup::Env) -> Fut,
+    Fut: std::future::Future<Output = u8>,
+{
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a paused runtime");
+    rt.block_on(async {
+        let net = memnet::MemNet::new(one_way_delay);
+        let clock = quicsetup::Clock::virtual_from(VIRTUAL_EPOCH_NS);
+        let env = |ip: &str| {
+            let (console, _out, err) = quicsetup::Console::memory();
+            let env = quicsetup::Env {
+                clock,
+                net: quicsetup::Net::Injected(net.node(ip.parse().unwrap())),
+                console,
+                rng_seed: Some(seed),
+            };
+            (env, err)
+        };
+        let (le, lerr) = env("10.0.0.2");
+        let (ce, cerr) = env("10.0.0.1");
+        let (l, c) = tokio::join!(run(listen_argv, le), run(connect_argv, ce));
+        VirtualRun {
+            codes: (l, c),
+            stderr: (lerr.text(), cerr.text()),
+            virtual_s: clock.elapsed().as_secs_f64(),
+        }
+    })
+}
+
+/// Every file under `dir` (relative path, bytes), sorted by path.
+pub fn files_under(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.push((rel, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// [`virtual_pair`] of `program` with its listener on 10.0.0.2:4433 (`--role listen`, logs
+/// in `dir/listen`) and its connector (`--role connect`, logs in `dir/connect`), the
+/// certificate at `dir/cert.der`, each with its extra flags; 10 ms one way.
+pub fn virtual_pair_in<F, Fut>(
+    dir: &std::path::Path,
+    run: F,
+    listen_extra: &[&str],
+    connect_extra: &[&str],
+    seed: u64,
+) -> VirtualRun
+where
+    F: Fn(Vec<String>, quicsetup::Env) -> Fut,
+    Fut: std::future::Future<Output = u8>,
+{
+    let d = |p: &str| dir.join(p).to_str().unwrap().to_string();
+    let argv = |role: &str, flag: &str, cert_flag: &str, extra: &[&str]| {
+        let mut v: Vec<String> = vec!["endpoint".into(), "--role".into(), role.into()];
+        v.extend([
+            flag.into(),
+            "10.0.0.2:4433".into(),
+            cert_flag.into(),
+            d("cert.der"),
+        ]);
+        v.extend(["--log-dir".into(), d(role)]);
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    virtual_pair(
+        run,
+        argv("listen", "--bind", "--cert-out", listen_extra),
+        argv("connect", "--connect", "--cert", connect_extra),
+        Duration::from_millis(10),
+        seed,
+    )
+}
+
+/// Asserts the two folders hold the same files with the same bytes (but `cert.der`, a fresh
+/// key every run).
+pub fn assert_same_files(a: &std::path::Path, b: &std::path::Path) {
+    let keep = |v: Vec<(String, Vec<u8>)>| -> Vec<(String, Vec<u8>)> {
+        v.into_iter().filter(|(p, _)| p != "cert.der").collect()
+    };
+    let (fa, fb) = (keep(files_under(a)), keep(files_under(b)));
+    let names = |v: &[(String, Vec<u8>)]| v.iter().map(|f| f.0.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&fa), names(&fb));
+    for ((name, x), (_, y)) in fa.iter().zip(&fb) {
+        assert!(
+            x == y,
+            "{name} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+/// Compiles only if `T` is `Send`: a session's future can go to `tokio::spawn`.
+pub fn assert_send<T: Send>(_: &T) {}

@@ -1,22 +1,41 @@
 //! The `qpr` command line (endpoints/README.md, the harness's contract).
 
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::scene::Scene;
+use crate::unreliable::{FixedWindowConfig, LossBlindConfig, UnreliablePath};
+use crate::viewport::Geometry;
 use anyhow::{bail, Result};
 use clap::{Parser, ValueEnum};
-use qpr::scene::Scene;
-use qpr::unreliable::{FixedWindowConfig, LossBlindConfig, UnreliablePath};
-use qpr::viewport::Geometry;
+use quicsetup::shell::{Cc, CommonArgs, Role};
+use quicsetup::Env;
 use quinn::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
 use quinn::{TransportConfig, VarInt};
 
+/// `--role`: `server` (alias `listen`) or `player` (alias `connect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
+    #[value(alias = "listen")]
     Server,
+    #[value(alias = "connect")]
     Player,
+}
+
+impl RoleArg {
+    pub fn shell(self) -> Role {
+        match self {
+            RoleArg::Server => Role::Listen,
+            RoleArg::Player => Role::Connect,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoleArg::Server => "server",
+            RoleArg::Player => "player",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -48,13 +67,6 @@ impl PathArg {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Cc {
-    Cubic,
-    Newreno,
-    Bbr,
-}
-
 /// Volumetric-media segments over partially reliable QUIC: the server holds the scene's
 /// segments (seeds/002 Table 2); the player requests them segment by segment with a
 /// throughput ABR, the top-priority objects on reliable streams and the rest as datagrams.
@@ -63,20 +75,8 @@ pub enum Cc {
 pub struct Args {
     #[arg(long, value_enum)]
     pub role: RoleArg,
-    /// Server: UDP address to listen on.
-    #[arg(long, required_if_eq("role", "server"))]
-    pub bind: Option<SocketAddr>,
-    /// Server: where to write the self-signed certificate (DER) once listening.
-    #[arg(long, required_if_eq("role", "server"))]
-    pub cert_out: Option<PathBuf>,
-    /// Player: the server's address.
-    #[arg(long, required_if_eq("role", "player"))]
-    pub connect: Option<SocketAddr>,
-    /// Player: the server's certificate (DER), waited for up to --connect-timeout-s.
-    #[arg(long, required_if_eq("role", "player"))]
-    pub cert: Option<PathBuf>,
-    #[arg(long)]
-    pub log_dir: PathBuf,
+    #[command(flatten)]
+    pub common: CommonArgs,
     /// Both: QUIC or the HTTP/2-over-TCP baseline (the two sides must agree).
     #[arg(long, value_enum, default_value_t = TransportArg::Quic)]
     pub transport: TransportArg,
@@ -108,16 +108,9 @@ pub struct Args {
     /// --unreliable-path fixed-window-connection; 0 = quinn's default.
     #[arg(long, default_value_t = 0)]
     pub initial_window_bytes: u64,
-    #[arg(long, value_enum, default_value_t = Cc::Cubic)]
-    pub cc: Cc,
     /// Both: where the datagrams travel (the two sides must agree).
     #[arg(long, value_enum, default_value_t = PathArg::Shared)]
     pub unreliable_path: PathArg,
-    /// TLS key log (SSLKEYLOGFILE format).
-    #[arg(long)]
-    pub keylog: Option<PathBuf>,
-    #[arg(long, default_value_t = 15.0)]
-    pub connect_timeout_s: f64,
     /// A peer silent this long ends the run with exit 3 (seeds/002: "the default timeout of
     /// 10 seconds").
     #[arg(long, default_value_t = 10.0)]
@@ -136,12 +129,12 @@ pub const DATAGRAM_SEND_BYTES: usize = 64 << 10;
 
 impl Args {
     pub fn validate(&self) -> Result<()> {
+        self.common.require(self.role.shell(), self.role.as_str())?;
         for (name, v) in [
             ("duration-s", self.duration_s),
             ("scale", self.scale),
             ("abr-safety", self.abr_safety),
             ("lap-s", self.lap_s),
-            ("connect-timeout-s", self.connect_timeout_s),
             ("idle-timeout-s", self.idle_timeout_s),
         ] {
             if !(v.is_finite() && v > 0.0) {
@@ -154,8 +147,12 @@ impl Args {
                 self.eod_grace_ms
             );
         }
-        if qpr::split::unreliable_count(self.q_pct).is_none() {
-            bail!("--q-pct {}: allowed {:?}", self.q_pct, qpr::split::Q_LEVELS);
+        if crate::split::unreliable_count(self.q_pct).is_none() {
+            bail!(
+                "--q-pct {}: allowed {:?}",
+                self.q_pct,
+                crate::split::Q_LEVELS
+            );
         }
         if self.role == RoleArg::Player && self.transport == TransportArg::H2 && self.q_pct != 0 {
             bail!(
@@ -192,7 +189,7 @@ impl Args {
     /// The configured controller (--cc, --initial-window-bytes).
     fn controller(&self) -> Arc<dyn ControllerFactory + Send + Sync> {
         let iw = self.initial_window_bytes;
-        match self.cc {
+        match self.common.cc {
             Cc::Cubic => {
                 let mut c = CubicConfig::default();
                 if iw > 0 {
@@ -242,20 +239,15 @@ impl Args {
         Ok(Some(Arc::new(self.transport(cc)?)))
     }
 
-    pub fn setup(&self) -> Result<quicsetup::Setup> {
+    pub fn setup(&self, env: &Env) -> Result<quicsetup::Setup> {
         let t = self.transport(self.controller())?;
-        let who = match self.role {
-            RoleArg::Server => "qpr server",
-            RoleArg::Player => "qpr player",
-        };
         Ok(quicsetup::Setup {
             transport: Arc::new(t),
             alpn: b"qpr-priolab",
-            keylog: self.keylog.clone(),
-            limit: Duration::from_secs_f64(self.connect_timeout_s),
-            who: who.to_string(),
+            keylog: self.common.keylog.clone(),
+            limit: Duration::from_secs_f64(self.common.connect_timeout_s),
+            who: format!("qpr {}", self.role.as_str()),
+            env: env.clone(),
         })
     }
 }
-
-pub use quicsetup::summary::now_us;

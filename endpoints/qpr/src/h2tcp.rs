@@ -6,16 +6,17 @@
 //! the paper fixed only QUIC's) carries it. The server writes a marker file where the QUIC
 //! server writes its certificate, so the harness starts the player the same way.
 
+use quicsetup::{Clock, Console};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::scene::Scene;
+use crate::wire::Request;
 use anyhow::{anyhow, bail, Context, Result};
 use bytes::Bytes;
-use qpr::scene::Scene;
-use qpr::wire::Request;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::cli::WINDOW_BYTES;
@@ -59,6 +60,7 @@ pub fn tcp_retrans_segs() -> Option<u64> {
 pub struct Client {
     send: Option<h2::client::SendRequest<Bytes>>,
     closed: Arc<Mutex<Option<String>>>,
+    clock: Clock,
 }
 
 impl Client {
@@ -67,10 +69,11 @@ impl Client {
         addr: SocketAddr,
         marker: &Path,
         limit: Duration,
+        clock: Clock,
     ) -> Result<Option<Client>> {
-        let deadline = tokio::time::Instant::now() + limit;
+        let deadline = clock.now() + limit;
         while !marker.exists() {
-            if tokio::time::Instant::now() >= deadline {
+            if clock.now() >= deadline {
                 return Ok(None);
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -98,6 +101,7 @@ impl Client {
         Ok(Some(Client {
             send: Some(send),
             closed,
+            clock,
         }))
     }
 
@@ -109,8 +113,8 @@ impl Client {
     /// gracefully (GOAWAY), so the server sees a clean end.
     pub async fn close(&mut self) {
         self.send = None;
-        let until = tokio::time::Instant::now() + Duration::from_secs(1);
-        while self.closed().is_none() && tokio::time::Instant::now() < until {
+        let until = self.clock.now() + Duration::from_secs(1);
+        while self.closed().is_none() && self.clock.now() < until {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
@@ -147,17 +151,20 @@ pub async fn serve(
     marker: &Path,
     scene: Scene,
     limit: Duration,
+    console: &Console,
 ) -> Result<Option<Option<String>>> {
     let listener = TcpListener::bind(bind)
         .await
         .with_context(|| format!("listening on {bind} (TCP)"))?;
     quicsetup::tls::write_cert_atomically(marker, b"h2c")?;
-    eprintln!("qpr server: listening on {bind} (HTTP/2 over TCP)");
+    console.err(format_args!(
+        "qpr server: listening on {bind} (HTTP/2 over TCP)"
+    ));
     let (tcp, peer) = match tokio::time::timeout(limit, listener.accept()).await {
         Err(_) => return Ok(None),
         Ok(r) => r?,
     };
-    eprintln!("qpr server: peer {peer} connected");
+    console.err(format_args!("qpr server: peer {peer} connected"));
     tcp.set_nodelay(true)?;
     let mut conn = h2::server::Builder::new()
         .initial_window_size(H2_WINDOW)

@@ -1,8 +1,18 @@
-//! The pure core of the `qpr` endpoints (seeds/002; no I/O, no clock): the scene and its
+//! The `qpr` endpoint ([`run_argv`]: the whole program; the binary runs it in the real
+//! world, the sim site in virtual time, QUIC only) and its pure core (seeds/002; no I/O, no
+//! clock): the scene and its
 //! segment sizes ([`scene`]), the viewport priority model ([`viewport`]), the throughput ABR
 //! with the priority ranking ([`abr`]), the reliable/unreliable split per Q level
 //! ([`split`]), the player buffer with freeze detection ([`playout`]) and the messages on
 //! the wire ([`wire`]).
+
+mod app;
+mod cli;
+mod h2tcp;
+mod player;
+mod server;
+
+pub use app::run_argv;
 
 pub mod abr;
 pub mod playout;

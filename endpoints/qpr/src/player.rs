@@ -8,17 +8,18 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::playout::Playout;
+use crate::scene::SEGMENT_S;
+use crate::wire::{dgram_header, EndOfData, Request, DGRAM_HEADER, EOD_LEN, HELLO};
+use crate::{abr, split, OBJECTS};
 use anyhow::{Context, Result};
-use qpr::playout::Playout;
-use qpr::scene::SEGMENT_S;
-use qpr::wire::{dgram_header, EndOfData, Request, DGRAM_HEADER, EOD_LEN, HELLO};
-use qpr::{abr, split, OBJECTS};
 use quicsetup::csv::Csv;
 use quinn::{Connection, SendStream};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::cli::{now_us, Args};
+use crate::cli::Args;
+use quicsetup::Clock;
 
 #[derive(Debug, Default)]
 struct Unreliable {
@@ -31,6 +32,7 @@ struct Unreliable {
 pub struct Shared {
     state: Mutex<Unreliable>,
     notify: Notify,
+    clock: Clock,
 }
 
 pub struct Outcome {
@@ -84,14 +86,14 @@ async fn wait_unreliable(
         let mut done = HashMap::new();
         {
             let st = sh.state.lock().expect("lock");
-            let now = Instant::now();
+            let now = sh.clock.now();
             for &id in ids {
                 let Some((eod, at)) = st.eod.get(&id) else {
                     continue;
                 };
                 let (n, b) = st.got.get(&id).copied().unwrap_or((0, 0));
                 if n >= eod.datagrams || now >= *at + grace {
-                    done.insert(id, (b, eod.datagrams as i64, n as i64, now_us()));
+                    done.insert(id, (b, eod.datagrams as i64, n as i64, sh.clock.unix_us()));
                 } else {
                     wake = wake.min(*at + grace);
                 }
@@ -100,10 +102,11 @@ async fn wait_unreliable(
         if done.len() == ids.len() {
             return Some(done);
         }
-        if Instant::now() >= deadline {
+        if sh.clock.now() >= deadline {
             return None;
         }
         tokio::select! {
+            biased; // a fixed order, so a run in virtual time repeats exactly
             _ = notified => {}
             _ = tokio::time::sleep_until(wake) => {}
         }
@@ -118,7 +121,7 @@ async fn read_control(mut recv: quinn::RecvStream, sh: Arc<Shared>) {
             .lock()
             .expect("lock")
             .eod
-            .insert(e.id, (e, Instant::now()));
+            .insert(e.id, (e, sh.clock.now()));
         sh.notify.notify_waiters();
     }
 }
@@ -160,13 +163,19 @@ pub enum Fetcher {
 impl Fetcher {
     /// Opens the control stream on `conn` and starts the end-of-data reader and the
     /// datagram reader on `dgram` (`conn` itself on the shared path).
-    pub async fn quic(conn: &Connection, dgram: &Connection, grace: Duration) -> Result<Fetcher> {
+    pub async fn quic(
+        conn: &Connection,
+        dgram: &Connection,
+        grace: Duration,
+        clock: Clock,
+    ) -> Result<Fetcher> {
         let (mut control, control_recv) =
             conn.open_bi().await.context("opening the control stream")?;
         control.write_all(HELLO).await?;
         let sh = Arc::new(Shared {
             state: Mutex::new(Unreliable::default()),
             notify: Notify::new(),
+            clock,
         });
         tokio::spawn(read_control(control_recv, sh.clone()));
         tokio::spawn(read_datagrams(dgram.clone(), sh.clone()));
@@ -213,7 +222,7 @@ impl Fetcher {
         &mut self,
         segment: u64,
         pend: &[Pending],
-        end: Instant,
+        (end, clock): (Instant, Clock),
     ) -> Result<Option<HashMap<u32, Got>>> {
         let req = |p: &Pending| Request {
             id: p.id,
@@ -228,7 +237,7 @@ impl Fetcher {
             let task = match self {
                 Fetcher::Quic { conn, .. } if p.reliable => {
                     let c = conn.clone();
-                    tokio::spawn(async move { (fetch_reliable(c, r).await, now_us()) })
+                    tokio::spawn(async move { (fetch_reliable(c, r).await, clock.unix_us()) })
                 }
                 Fetcher::Quic { control, .. } => {
                     send_request(control, r).await?;
@@ -237,7 +246,7 @@ impl Fetcher {
                 }
                 Fetcher::H2(c) => {
                     let f = c.get(r);
-                    tokio::spawn(async move { (f.await, now_us()) })
+                    tokio::spawn(async move { (f.await, clock.unix_us()) })
                 }
             };
             tasks.push((p.id, task));
@@ -263,11 +272,11 @@ impl Fetcher {
     }
 }
 
-pub async fn run(args: &Args, mut fetcher: Fetcher) -> Result<Outcome> {
+pub async fn run(args: &Args, mut fetcher: Fetcher, clock: Clock) -> Result<Outcome> {
     let scene = args.scene();
     let geo = args.geometry();
     let unrel_n = split::unreliable_count(args.q_pct).context("--q-pct")?;
-    let dir = &args.log_dir;
+    let dir = &args.common.log_dir;
     let mut seg_log = Csv::create(
         dir,
         "segments.csv",
@@ -280,8 +289,8 @@ pub async fn run(args: &Args, mut fetcher: Fetcher) -> Result<Outcome> {
         "segment,object,rank,quality,reliable,size_bytes,received_bytes,datagrams_expected,\
          datagrams_received,complete,done_us",
     )?;
-    let t0 = Instant::now();
-    let t0_us = now_us();
+    let t0 = clock.now();
+    let t0_us = clock.unix_us();
     let at_us = |t: Instant| t0_us + t.duration_since(t0).as_micros() as u64;
     let secs = |t: Instant| t.duration_since(t0).as_secs_f64();
     let end = t0 + Duration::from_secs_f64(args.duration_s);
@@ -318,7 +327,7 @@ pub async fn run(args: &Args, mut fetcher: Fetcher) -> Result<Outcome> {
             });
             next_id += 1;
         }
-        let got = match fetcher.fetch(seg, &pend, end).await {
+        let got = match fetcher.fetch(seg, &pend, (end, clock)).await {
             Ok(None) => break, // the session ended mid-segment
             Err(e) => {
                 ended = fetcher.closed().unwrap_or_else(|| format!("{e:#}"));
@@ -326,7 +335,7 @@ pub async fn run(args: &Args, mut fetcher: Fetcher) -> Result<Outcome> {
             }
             Ok(Some(g)) => g,
         };
-        let arrival = Instant::now();
+        let arrival = clock.now();
         let before = playout.freezes.len();
         let start_s = playout.on_arrival(secs(arrival));
         let stall_ms = playout
@@ -369,7 +378,7 @@ pub async fn run(args: &Args, mut fetcher: Fetcher) -> Result<Outcome> {
     if fetcher.closed().is_none() {
         tokio::time::sleep_until(end).await; // the session lasts its duration
     }
-    let (freezes, total, played) = playout.finish(secs(Instant::now().min(end)));
+    let (freezes, total, played) = playout.finish(secs(clock.now().min(end)));
     let total = total + 0.0; // an empty sum is -0.0
     seg_log.flush()?;
     obj_log.flush()?;

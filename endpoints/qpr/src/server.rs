@@ -3,14 +3,15 @@
 //! reliable request and its response. The datagrams go on `dgram`: the same connection, or
 //! the second one of a second-connection unreliable path (qpr::unreliable).
 
+use quicsetup::Console;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::scene::Scene;
+use crate::wire::{EndOfData, Request, DGRAM_HEADER, HELLO, REQUEST_LEN};
 use anyhow::{bail, Context, Result};
 use bytes::Bytes;
-use qpr::scene::Scene;
-use qpr::wire::{EndOfData, Request, DGRAM_HEADER, HELLO, REQUEST_LEN};
 use quinn::{Connection, RecvStream, SendStream};
 
 #[derive(Debug, Default)]
@@ -33,6 +34,7 @@ pub async fn run(
     dgram: &Connection,
     scene: Scene,
     counts: Arc<Counts>,
+    console: &Console,
 ) -> quinn::ConnectionError {
     let mut control_seen = false;
     loop {
@@ -41,12 +43,13 @@ pub async fn run(
             Err(e) => return e,
         };
         let counts = counts.clone();
+        let console = console.clone();
         if !control_seen {
             control_seen = true;
             let d = dgram.clone();
             tokio::spawn(async move {
                 if let Err(e) = control(&d, send, recv, scene, &counts).await {
-                    eprintln!("qpr server: control stream: {e:#}");
+                    console.err(format_args!("qpr server: control stream: {e:#}"));
                 }
             });
             continue;
@@ -59,10 +62,10 @@ pub async fn run(
             match Request::decode(&b) {
                 Some(r) => {
                     if let Err(e) = reliable(send, r, scene, &counts).await {
-                        eprintln!("qpr server: request {}: {e:#}", r.id);
+                        console.err(format_args!("qpr server: request {}: {e:#}", r.id));
                     }
                 }
-                None => eprintln!("qpr server: malformed request {b:?}"),
+                None => console.err(format_args!("qpr server: malformed request {b:?}")),
             }
         });
     }

@@ -189,6 +189,11 @@ impl ControllerFactory for LossBlindConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A start instant for the controllers (std's clock, through the endpoints' one clock).
+    fn now() -> Instant {
+        quicsetup::Clock::real().now().into_std()
+    }
     use quinn::congestion::{CubicConfig, NewRenoConfig};
     use std::time::Duration;
 
@@ -200,7 +205,7 @@ mod tests {
     /// window let out per round. quinn's `on_ack` needs an `RttEstimator`, which only quinn
     /// can make, so no acknowledgement reaches the controller: growth is quinn's own code.
     fn rounds(c: &mut dyn Controller, rounds: u32, loss_every: u32) -> Vec<u64> {
-        let t0 = Instant::now();
+        let t0 = now();
         let rtt = Duration::from_millis(20);
         let mut out = Vec::new();
         let mut pn = 0u64;
@@ -222,7 +227,7 @@ mod tests {
 
     #[test]
     fn the_fixed_window_keeps_its_size_through_losses_and_persistent_congestion() {
-        let mut c = Arc::new(FixedWindowConfig { window: 15_000 }).build(Instant::now(), MTU);
+        let mut c = Arc::new(FixedWindowConfig { window: 15_000 }).build(now(), MTU);
         let sent = rounds(c.as_mut(), 200, 2);
         assert!(sent.iter().all(|&w| w == 15_000), "{sent:?}");
         c.on_mtu_update(1400);
@@ -233,7 +238,7 @@ mod tests {
 
     #[test]
     fn the_fixed_window_is_at_least_two_packets_of_the_current_mtu() {
-        let mut c = Arc::new(FixedWindowConfig { window: 2400 }).build(Instant::now(), MTU);
+        let mut c = Arc::new(FixedWindowConfig { window: 2400 }).build(now(), MTU);
         assert_eq!(c.window(), 2400);
         c.on_mtu_update(1452); // path MTU discovery
         assert_eq!(c.window(), 2904);
@@ -247,7 +252,7 @@ mod tests {
         // The reference the fixed window departs from: quinn's loss response.
         let mut cfg = CubicConfig::default();
         cfg.initial_window(15_000);
-        let mut c = Arc::new(cfg).build(Instant::now(), MTU);
+        let mut c = Arc::new(cfg).build(now(), MTU);
         let sent = rounds(c.as_mut(), 200, 2);
         assert_eq!(sent[0], 15_000);
         assert!(*sent.last().unwrap() <= 2 * u64::from(MTU), "{sent:?}");
@@ -269,7 +274,7 @@ mod tests {
                 Arc::new(c)
             },
         ] {
-            let mut c = Arc::new(LossBlindConfig { inner }).build(Instant::now(), MTU);
+            let mut c = Arc::new(LossBlindConfig { inner }).build(now(), MTU);
             assert_eq!(c.initial_window(), 20_000);
             let sent = rounds(c.as_mut(), 100, 1);
             assert!(sent.iter().all(|&w| w == 20_000), "{sent:?}");

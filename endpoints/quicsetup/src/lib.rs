@@ -2,12 +2,24 @@
 //! self-signed certificate, listens, writes the certificate (DER) atomically once listening
 //! and accepts one client; the client waits for that file and trusts exactly that
 //! certificate. Both give up after a time limit ([`ConnectTimeout`], the endpoints' exit 4).
-//! Both bind their UDP socket through [`udpbuf`] (large kernel buffers, logged).
+//! Both bind their socket through the session's [`Env`]: the kernel's UDP through [`udpbuf`]
+//! (large kernel buffers, logged) or an injected socket ([`net`]), and read time only from
+//! its [`Clock`]. [`shell`] is what every endpoint binary shares around its session.
 
+pub mod clock;
+pub mod console;
 pub mod csv;
+pub mod env;
+pub mod net;
+pub mod shell;
 pub mod summary;
 pub mod tls;
 pub mod udpbuf;
+
+pub use clock::Clock;
+pub use console::Console;
+pub use env::Env;
+pub use net::{Net, SocketFactory};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -19,32 +31,9 @@ use quinn::{Connection, Endpoint, IdleTimeout, ServerConfig, TransportConfig, Va
 use rustls::pki_types::CertificateDer;
 use tokio::time::{timeout, Instant};
 
-use tls::KeyLogFile;
+use shell::Role;
 
-/// Runs `fut` on a current-thread tokio runtime: its `Ok(code)` is the exit code; an error is
-/// printed as `{name}: {error}` and gives exit 1, as does a runtime that cannot start.
-pub fn run_to_exit<F: std::future::Future<Output = Result<u8>>>(
-    name: &str,
-    fut: F,
-) -> std::process::ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("{name}: starting the runtime: {e}");
-            return std::process::ExitCode::from(1);
-        }
-    };
-    match rt.block_on(fut) {
-        Ok(code) => std::process::ExitCode::from(code),
-        Err(e) => {
-            eprintln!("{name}: {e:#}");
-            std::process::ExitCode::from(1)
-        }
-    }
-}
+use tls::KeyLogFile;
 
 /// What every priolab endpoint's transport starts from: no segmentation offload (DESIGN.md:
 /// per-packet link emulation), flow-control windows of `window_bytes` (stream, connection,
@@ -70,7 +59,7 @@ pub struct ConnectTimeout(pub String);
 pub type Connected = std::result::Result<(Endpoint, Connection), ConnectTimeout>;
 
 /// What both sides share: the transport, the ALPN, the key log, the time limit, and the name
-/// the messages on stderr start with.
+/// the messages on the console start with, and the world the session runs in.
 #[derive(Clone)]
 pub struct Setup {
     pub transport: Arc<TransportConfig>,
@@ -78,9 +67,17 @@ pub struct Setup {
     pub keylog: Option<PathBuf>,
     pub limit: Duration,
     pub who: String,
+    pub env: Env,
 }
 
 impl Setup {
+    fn endpoint(&self, bind: SocketAddr, server: Option<ServerConfig>) -> Result<Endpoint> {
+        let config = self.env.endpoint_config(&self.who);
+        self.env
+            .net
+            .endpoint(bind, config, server, &self.who, &self.env.console)
+    }
+
     fn keylog(&self) -> Result<Option<Arc<KeyLogFile>>> {
         self.keylog
             .as_deref()
@@ -107,11 +104,17 @@ pub async fn accept_first(
     let crypto = tls::server_crypto(cert.clone(), key, setup.keylog()?, setup.alpn)?;
     let mut sc = quinn::ServerConfig::with_crypto(crypto);
     sc.transport_config(setup.transport.clone());
-    let ep = udpbuf::endpoint(bind, Some(sc.clone()), &setup.who)
+    let ep = setup
+        .endpoint(bind, Some(sc.clone()))
         .with_context(|| format!("listening on {bind}"))?;
     tls::write_cert_atomically(cert_out, &cert)?;
-    eprintln!("{}: listening on {}", setup.who, ep.local_addr()?);
-    let deadline = Instant::now() + setup.limit;
+    let console = &setup.env.console;
+    console.err(format_args!(
+        "{}: listening on {}",
+        setup.who,
+        ep.local_addr()?
+    ));
+    let deadline = setup.env.clock.now() + setup.limit;
     Ok(accept_next(&ep, None, deadline, setup)
         .await?
         .map(|conn| (ep, conn, sc)))
@@ -125,7 +128,7 @@ pub async fn accept_next(
     deadline: Instant,
     setup: &Setup,
 ) -> Result<std::result::Result<Connection, ConnectTimeout>> {
-    let (who, limit) = (&setup.who, setup.limit);
+    let (who, limit, console) = (&setup.who, setup.limit, &setup.env.console);
     loop {
         let incoming = match tokio::time::timeout_at(deadline, ep.accept()).await {
             Err(_) => return Ok(Err(ConnectTimeout(format!("no peer within {limit:?}")))),
@@ -139,7 +142,9 @@ pub async fn accept_next(
         let connecting = match connecting {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("{who}: refused an incoming connection ({e}); still waiting");
+                console.err(format_args!(
+                    "{who}: refused an incoming connection ({e}); still waiting"
+                ));
                 continue;
             }
         };
@@ -150,21 +155,30 @@ pub async fn accept_next(
                 ))))
             }
             Ok(Ok(conn)) => {
-                eprintln!("{who}: peer {} connected", conn.remote_address());
+                console.err(format_args!(
+                    "{who}: peer {} connected",
+                    conn.remote_address()
+                ));
                 return Ok(Ok(conn));
             }
-            Ok(Err(e)) => eprintln!("{who}: a handshake failed ({e}); still waiting"),
+            Ok(Err(e)) => console.err(format_args!(
+                "{who}: a handshake failed ({e}); still waiting"
+            )),
         }
     }
 }
 
 /// Waits for `path` to exist (the server writes it once listening), up to `until`.
-async fn wait_for_cert(path: &Path, until: Instant) -> Result<Option<CertificateDer<'static>>> {
+async fn wait_for_cert(
+    path: &Path,
+    until: Instant,
+    clock: &Clock,
+) -> Result<Option<CertificateDer<'static>>> {
     loop {
         match std::fs::read(path) {
             Ok(der) => return Ok(Some(CertificateDer::from(der))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if Instant::now() >= until {
+                if clock.now() >= until {
                     return Ok(None);
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -176,9 +190,9 @@ async fn wait_for_cert(path: &Path, until: Instant) -> Result<Option<Certificate
 
 /// Client: wait for the server's certificate at `cert_path`, then connect to `addr`.
 pub async fn connect(setup: &Setup, addr: SocketAddr, cert_path: &Path) -> Result<Connected> {
-    let limit = setup.limit;
-    let deadline = Instant::now() + limit;
-    let Some(cert) = wait_for_cert(cert_path, deadline).await? else {
+    let (limit, clock) = (setup.limit, &setup.env.clock);
+    let deadline = clock.now() + limit;
+    let Some(cert) = wait_for_cert(cert_path, deadline, clock).await? else {
         return Ok(Err(ConnectTimeout(format!(
             "{} did not appear within {limit:?}",
             cert_path.display()
@@ -191,24 +205,66 @@ pub async fn connect(setup: &Setup, addr: SocketAddr, cert_path: &Path) -> Resul
     } else {
         "[::]:0".parse()?
     };
-    let mut ep = udpbuf::endpoint(local, None, &setup.who).context("opening the client socket")?;
+    let mut ep = setup
+        .endpoint(local, None)
+        .context("opening the client socket")?;
     ep.set_default_client_config(cc);
     let connecting = ep
         .connect(addr, tls::SERVER_NAME)
         .with_context(|| format!("connecting to {addr}"))?;
-    match timeout(
-        deadline.saturating_duration_since(Instant::now()),
-        connecting,
-    )
-    .await
-    {
+    match timeout(deadline.saturating_duration_since(clock.now()), connecting).await {
         Err(_) => Ok(Err(ConnectTimeout(format!(
             "no handshake with {addr} within {limit:?}"
         )))),
         Ok(Err(e)) => Ok(Err(ConnectTimeout(format!("connecting to {addr}: {e}")))),
         Ok(Ok(conn)) => {
-            eprintln!("{}: connected to {addr}", setup.who);
+            setup
+                .env
+                .console
+                .err(format_args!("{}: connected to {addr}", setup.who));
             Ok(Ok((ep, conn)))
+        }
+    }
+}
+
+/// The role's side of the connection: the listener accepts one peer on `--bind` and writes
+/// its certificate to `--cert-out`; the connector connects to `--connect` trusting `--cert`.
+/// The flags must be there ([`shell::CommonArgs::require`]).
+pub async fn open(setup: &Setup, role: Role, common: &shell::CommonArgs) -> Result<Connected> {
+    let missing = |f: &str| anyhow!("{f} is required");
+    match role {
+        Role::Listen => {
+            let bind = common.bind.ok_or_else(|| missing("--bind"))?;
+            let cert_out = common
+                .cert_out
+                .as_deref()
+                .ok_or_else(|| missing("--cert-out"))?;
+            accept_one(setup, bind, cert_out).await
+        }
+        Role::Connect => {
+            let addr = common.connect.ok_or_else(|| missing("--connect"))?;
+            let cert = common.cert.as_deref().ok_or_else(|| missing("--cert"))?;
+            connect(setup, addr, cert).await
+        }
+    }
+}
+
+/// [`open`], and with no connection in time: `{name}: no connection: {why}` on the console,
+/// `summary.json` in `log_dir` with `exit_reason` `no_connection`, and `None` (exit 4).
+pub async fn open_or_note(
+    setup: &Setup,
+    role: Role,
+    common: &shell::CommonArgs,
+    name: &str,
+) -> Result<Option<(Endpoint, Connection)>> {
+    match open(setup, role, common).await? {
+        Ok(c) => Ok(Some(c)),
+        Err(ConnectTimeout(why)) => {
+            let console = &setup.env.console;
+            console.err(format_args!("{name}: no connection: {why}"));
+            let reason = summary::quoted("no_connection");
+            summary::write_summary(&common.log_dir, &[("exit_reason", reason)])?;
+            Ok(None)
         }
     }
 }

@@ -1,5 +1,5 @@
-//! What every endpoint writes beside its logs: `summary.json` (flat, values already JSON)
-//! and the wall-clock time its logs use.
+//! What every endpoint writes beside its logs: `summary.json` (flat, values already JSON).
+//! The time its logs use is the session's [`crate::Clock`].
 
 use std::path::Path;
 
@@ -20,12 +20,4 @@ pub fn write_summary(dir: &Path, fields: &[(&str, String)]) -> Result<()> {
 /// `s` as a JSON string.
 pub fn quoted(s: &str) -> String {
     format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
-}
-
-/// Microseconds since the Unix epoch (0 if the clock is before it).
-pub fn now_us() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
 }

@@ -12,12 +12,22 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 /// The name in the certificate and the name the guest connects to.
 pub const SERVER_NAME: &str = "priolab";
 
-/// A fresh self-signed certificate and its key.
+/// A fresh self-signed certificate and its key: Ed25519 (fixed-size keys and signatures)
+/// with serial number 1, so the certificate and the handshake have the same sizes in every
+/// run (ECDSA's DER signatures vary by a byte or two, and rcgen's default serial, a hash of
+/// the key, loses a byte when the hash starts with zeros): a reproducible run's packets
+/// must not depend on the key drawn.
 pub fn self_signed() -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>)> {
-    let ck = rcgen::generate_simple_self_signed(vec![SERVER_NAME.to_string()])
+    let key_pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519)
+        .context("generating the certificate's key")?;
+    let mut params = rcgen::CertificateParams::new(vec![SERVER_NAME.to_string()])
+        .context("the certificate's parameters")?;
+    params.serial_number = Some(rcgen::SerialNumber::from(1u64));
+    let cert = params
+        .self_signed(&key_pair)
         .context("generating the self-signed certificate")?;
-    let key = PrivatePkcs8KeyDer::from(ck.key_pair.serialize_der());
-    Ok((ck.cert.der().clone(), key.into()))
+    let key = PrivatePkcs8KeyDer::from(key_pair.serialize_der());
+    Ok((cert.der().clone(), key.into()))
 }
 
 /// Writes `der` to `path` atomically (a temporary file in the same folder, then rename).
@@ -107,4 +117,19 @@ pub fn client_crypto(
     Ok(Arc::new(
         quinn::crypto::rustls::QuicClientConfig::try_from(c).map_err(|e| anyhow!("{e}"))?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn certificates_have_one_size() {
+        let sizes: Vec<usize> = (0..20).map(|_| self_signed().unwrap().0.len()).collect();
+        assert!(sizes.iter().all(|&s| s == sizes[0]), "{sizes:?}");
+        let (cert, key) = self_signed().unwrap();
+        // both sides accept it
+        server_crypto(cert.clone(), key, None, b"x").unwrap();
+        client_crypto(cert, None, b"x").unwrap();
+    }
 }

@@ -146,20 +146,6 @@ pub fn bind_udp(bind: SocketAddr, bytes: usize) -> Result<(std::net::UdpSocket, 
     Ok((sock.into(), buffers))
 }
 
-/// A quinn endpoint on a socket from [`bind_udp`] with [`SOCKET_BUFFER_BYTES`]; the buffers
-/// are logged on stderr as `{who}: UDP socket buffers: ...`.
-pub fn endpoint(
-    bind: SocketAddr,
-    server: Option<quinn::ServerConfig>,
-    who: &str,
-) -> Result<quinn::Endpoint> {
-    let (sock, buffers) = bind_udp(bind, SOCKET_BUFFER_BYTES)?;
-    eprintln!("{who}: {}", buffers.describe());
-    let runtime = std::sync::Arc::new(quinn::TokioRuntime);
-    quinn::Endpoint::new(quinn::EndpointConfig::default(), server, sock, runtime)
-        .with_context(|| format!("starting the QUIC endpoint on {bind}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

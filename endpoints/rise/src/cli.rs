@@ -1,17 +1,28 @@
 //! The `rise` command line (endpoints/README.md, the harness's contract) and the trace files
 //! it names.
 
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Parser, ValueEnum};
 use rise_core::{Config, FifoDrop, FrameType, Role, TrackingRow, TrackingSource};
 
+/// `--role`: `host` (alias `listen`) or `guest` (alias `connect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RoleArg {
+    #[value(alias = "listen")]
     Host,
+    #[value(alias = "connect")]
     Guest,
+}
+
+impl RoleArg {
+    pub fn shell(self) -> quicsetup::shell::Role {
+        match self {
+            RoleArg::Host => quicsetup::shell::Role::Listen,
+            RoleArg::Guest => quicsetup::shell::Role::Connect,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -26,23 +37,6 @@ pub enum FifoDropArg {
     Tail,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Cc {
-    Cubic,
-    Newreno,
-    Bbr,
-}
-
-impl Cc {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Cc::Cubic => "cubic",
-            Cc::Newreno => "newreno",
-            Cc::Bbr => "bbr",
-        }
-    }
-}
-
 /// RISE endpoint: bidirectional view-dependent streaming over QUIC datagrams with priority
 /// channels (tracking > video > ACK).
 #[derive(Debug, Clone, Parser)]
@@ -50,23 +44,10 @@ impl Cc {
 pub struct Args {
     #[arg(long, value_enum)]
     pub role: RoleArg,
-    /// Host: UDP address to listen on.
-    #[arg(long, required_if_eq("role", "host"))]
-    pub bind: Option<SocketAddr>,
-    /// Host: where to write the self-signed certificate (DER) once listening.
-    #[arg(long, required_if_eq("role", "host"))]
-    pub cert_out: Option<PathBuf>,
-    /// Guest: the host's address.
-    #[arg(long, required_if_eq("role", "guest"))]
-    pub connect: Option<SocketAddr>,
-    /// Guest: the host's certificate (DER); the only one trusted. Waited for up to
-    /// --connect-timeout-s if it does not exist yet.
-    #[arg(long, required_if_eq("role", "guest"))]
-    pub cert: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: quicsetup::shell::CommonArgs,
     #[arg(long, default_value_t = 30.0)]
     pub duration_s: f64,
-    #[arg(long)]
-    pub log_dir: PathBuf,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     #[arg(long, default_value_t = 30.0)]
@@ -100,19 +81,10 @@ pub struct Args {
     pub processing_delay_ms: f64,
     #[arg(long, default_value_t = 1500)]
     pub quinn_datagram_buffer_bytes: usize,
-    #[arg(long, value_enum, default_value_t = Cc::Cubic)]
-    pub cc: Cc,
     #[arg(long, default_value_t = 1000)]
     pub deadline_ms: u64,
     #[arg(long, default_value_t = 3)]
     pub max_retx: u32,
-    /// TLS key log (SSLKEYLOGFILE format).
-    #[arg(long)]
-    pub keylog: Option<PathBuf>,
-    /// Extension (not in the contract table): how long the host waits for a guest and the
-    /// guest for the certificate file and the handshake; exit 4 after it.
-    #[arg(long, default_value_t = 15.0)]
-    pub connect_timeout_s: f64,
     /// Extension: QUIC idle timeout; a peer silent this long ends the run with exit 3.
     #[arg(long, default_value_t = 5.0)]
     pub idle_timeout_s: f64,
@@ -131,9 +103,9 @@ impl Args {
             }
             Ok(())
         };
+        self.common.require(self.role.shell(), self.role_str())?;
         pos("duration-s", self.duration_s)?;
         pos("video-bitrate-mbps", self.video_bitrate_mbps)?;
-        pos("connect-timeout-s", self.connect_timeout_s)?;
         pos("idle-timeout-s", self.idle_timeout_s)?;
         if self.quinn_datagram_buffer_bytes < MIN_QUINN_BUFFER_BYTES {
             bail!(

@@ -9,28 +9,21 @@
 //! datagrams wait in the channels, where the priority decision is still open.
 
 use std::pin::Pin;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use anyhow::Result;
 use bytes::Bytes;
+use quicsetup::shell::Stop;
+use quicsetup::{Clock, Env};
 use quinn::{Connection, ConnectionError, SendDatagramError};
 use rise_core::{Config, Endpoint};
-use tokio::signal::unix::{signal, SignalKind};
-use tokio::time::{interval, sleep_until, Instant, MissedTickBehavior};
+use tokio::time::{interval_at, sleep_until, MissedTickBehavior};
 
 use crate::cli::Args;
 use crate::logs::{JsonObject, Logs, PathSample};
 use crate::regime::Regime;
 use crate::transport::{CLOSE_DONE, CLOSE_ERROR, CLOSE_SIGNAL};
 use crate::wait::WaitMeter;
-
-/// Unix-epoch microseconds, the time base of the core and the logs.
-pub fn now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
-}
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +68,7 @@ type Waiting<'a> = (u64, usize, Pin<Box<quinn::SendDatagram<'a>>>);
 /// Egress state between the core's channels and quinn's datagram buffer.
 struct Feeder<'a> {
     conn: &'a Connection,
+    clock: Clock,
     meter: WaitMeter,
     /// Largest datagram both quinn's path and its (small) buffer take.
     max_payload: usize,
@@ -88,10 +82,11 @@ impl<'a> Feeder<'a> {
     /// `buffer_bytes` is quinn's `datagram_send_buffer_size`: quinn books a fixed overhead per
     /// queued datagram (its `Datagram` struct) and reserves one such overhead, so the space
     /// it reports with an empty buffer is `buffer_bytes − overhead`.
-    fn new(conn: &'a Connection, buffer_bytes: usize) -> Self {
+    fn new(conn: &'a Connection, buffer_bytes: usize, clock: Clock) -> Self {
         let empty_space = conn.datagram_send_buffer_space();
         Feeder {
             conn,
+            clock,
             meter: WaitMeter::new(empty_space, buffer_bytes.saturating_sub(empty_space)),
             max_payload: 0,
             waiting: None,
@@ -119,7 +114,7 @@ impl<'a> Feeder<'a> {
             let Some(head) = core.peek_transmit_size() else {
                 return Ok(());
             };
-            let now = now_us();
+            let now = self.clock.unix_us();
             let space = self.conn.datagram_send_buffer_space();
             if head <= space.min(self.max_payload) {
                 let Some(t) = core.poll_transmit(now, space.min(self.max_payload)) else {
@@ -161,11 +156,6 @@ async fn waiting_done(w: &mut Option<Waiting<'_>>) -> std::result::Result<(), Se
     }
 }
 
-fn instant_at(target_us: u64) -> Instant {
-    let now = now_us();
-    Instant::now() + Duration::from_micros(target_us.saturating_sub(now))
-}
-
 pub struct RunResult {
     pub end: End,
 }
@@ -175,24 +165,29 @@ pub async fn run(
     cfg: Config,
     logs: &mut Logs,
     conn: &Connection,
+    env: &Env,
 ) -> Result<RunResult> {
+    let clock = env.clock;
+    let now_us = || clock.unix_us();
     let start_us = now_us();
     let mut core = Endpoint::new(cfg.clone(), start_us);
-    let mut feeder = Feeder::new(conn, args.quinn_datagram_buffer_bytes);
+    let mut feeder = Feeder::new(conn, args.quinn_datagram_buffer_bytes, clock);
     let quinn_buffer_payload = conn.datagram_send_buffer_space();
     feeder.sync_max(&mut core, quinn_buffer_payload);
 
-    let end_at = Instant::now() + Duration::from_secs_f64(args.duration_s);
-    let mut path_tick = interval(Duration::from_millis(100));
-    path_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut chan_tick = interval(Duration::from_secs(1));
-    chan_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let t0 = clock.now();
+    let end_at = t0 + Duration::from_secs_f64(args.duration_s);
+    let ticker = |period: Duration| {
+        let mut t = interval_at(t0, period);
+        t.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        t
+    };
+    let mut path_tick = ticker(Duration::from_millis(100));
+    let mut chan_tick = ticker(Duration::from_secs(1));
     chan_tick.tick().await; // the first tick is immediate; rows from t = 1 s on
-    let mut meter_tick = interval(Duration::from_millis(1));
-    meter_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut meter_tick = ticker(Duration::from_millis(1));
     let mut regime = Regime::default();
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut stop = Stop::new();
 
     let end = loop {
         if let Err(e) = feeder.pump(&mut core) {
@@ -203,12 +198,11 @@ pub async fn run(
         while let Some(ev) = core.poll_event() {
             logs.event(&ev)?;
         }
-        let wake = instant_at(core.poll_timeout());
+        let wake = clock.instant_at_unix_us(core.poll_timeout());
         let meter_pending = feeder.meter.pending() > 0;
         tokio::select! {
             biased;
-            _ = sigterm.recv() => break End::Signal("SIGTERM"),
-            _ = sigint.recv() => break End::Signal("SIGINT"),
+            s = stop.wait() => break End::Signal(s),
             _ = sleep_until(end_at) => break End::Done,
             r = conn.read_datagram() => match r {
                 Ok(d) => core.handle_datagram(now_us(), &d),
@@ -261,8 +255,22 @@ pub async fn run(
     logs.flush()?;
 
     let frames = conn.stats().frame_tx.datagram;
-    let summary = summary(args, &core, &feeder, &regime, &end, (start_us, now), frames);
-    crate::logs::write_atomically(&args.log_dir.join("summary.json"), &summary)?;
+    // The kernel buffers of this endpoint's UDP socket, when it has one.
+    let buffers = if env.net.is_kernel() {
+        quicsetup::udpbuf::socket_buffers()
+    } else {
+        None
+    };
+    let summary = summary(
+        args,
+        &core,
+        &feeder,
+        &regime,
+        &end,
+        (start_us, now),
+        (frames, buffers),
+    );
+    crate::logs::write_atomically(&args.common.log_dir.join("summary.json"), &summary)?;
     Ok(RunResult { end })
 }
 
@@ -273,7 +281,7 @@ fn summary(
     regime: &Regime,
     end: &End,
     (start_us, end_us): (u64, u64),
-    quinn_datagram_frames: u64,
+    (quinn_datagram_frames, kernel_buffers): (u64, Option<quicsetup::udpbuf::SocketBuffers>),
 ) -> String {
     let c = core.counters();
     let w = feeder.meter.summary();
@@ -306,7 +314,7 @@ fn summary(
             "quinn_datagram_buffer_bytes",
             args.quinn_datagram_buffer_bytes,
         )
-        .str("cc", args.cc.as_str())
+        .str("cc", args.common.cc.as_str())
         .num("deadline_ms", args.deadline_ms)
         .num("max_retx", args.max_retx);
     let mut o = JsonObject::default();
@@ -361,7 +369,7 @@ fn summary(
         .num("datagrams_too_large", feeder.too_large)
         .num("max_datagram_bytes", feeder.max_payload);
     // The kernel buffers of this endpoint's UDP socket as the kernel reports them (quicsetup).
-    if let Some(b) = quicsetup::udpbuf::socket_buffers() {
+    if let Some(b) = kernel_buffers {
         o.num("udp_rcvbuf_bytes", b.rcvbuf_bytes)
             .str("udp_rcvbuf_mode", b.rcvbuf_mode.as_str())
             .num("udp_sndbuf_bytes", b.sndbuf_bytes)

@@ -4,10 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use quinn::congestion::{BbrConfig, CubicConfig, NewRenoConfig};
 use quinn::{IdleTimeout, TransportConfig, VarInt};
 
-use crate::cli::{Args, Cc};
+use crate::cli::Args;
 
 /// Generous: received datagrams are read at once by the event loop.
 pub const DATAGRAM_RECEIVE_BUFFER_BYTES: usize = 16 << 20;
@@ -23,11 +22,7 @@ pub fn transport_config(args: &Args) -> Result<Arc<TransportConfig>> {
     ));
     // Keep-alive well inside the idle timeout so only a lost peer times out.
     t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
-    match args.cc {
-        Cc::Cubic => t.congestion_controller_factory(Arc::new(CubicConfig::default())),
-        Cc::Newreno => t.congestion_controller_factory(Arc::new(NewRenoConfig::default())),
-        Cc::Bbr => t.congestion_controller_factory(Arc::new(BbrConfig::default())),
-    };
+    args.common.cc.apply(&mut t);
     Ok(Arc::new(t))
 }
 

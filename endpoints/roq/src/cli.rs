@@ -11,9 +11,12 @@ use quinn::{IdleTimeout, TransportConfig, VarInt};
 
 use crate::cc::{PassThrough, TapFactory, Taps};
 
+/// `--role`: `sender` (alias `listen`: the QUIC listener) or `receiver` (alias `connect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Role {
+    #[value(alias = "listen")]
     Sender,
+    #[value(alias = "connect")]
     Receiver,
 }
 
@@ -219,7 +222,7 @@ impl Args {
     }
 
     /// The QUIC set-up; `taps` receives the controller's events (inferred feedback).
-    pub fn setup(&self, taps: Taps) -> Result<quicsetup::Setup> {
+    pub fn setup(&self, taps: Taps, env: &quicsetup::Env) -> Result<quicsetup::Setup> {
         let mut t = TransportConfig::default();
         t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
                                               // assumption: a 1200-byte RTP packet plus the flow id and QUIC's overhead (~40 B)
@@ -250,6 +253,7 @@ impl Args {
             keylog: self.keylog.clone(),
             limit: Duration::from_secs_f64(self.connect_timeout_s),
             who: who.to_string(),
+            env: env.clone(),
         })
     }
 }

@@ -10,8 +10,6 @@ use tokio::net::UdpSocket;
 
 use roq_core::flow;
 
-pub use quicsetup::summary::now_us as epoch_us;
-
 /// The flow identifier of the one RTP session (RTCP multiplexed on it, RFC 5761).
 pub const FLOW_ID: u64 = 0;
 

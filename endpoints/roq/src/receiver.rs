@@ -17,7 +17,8 @@ use roq_core::rtp::{self, SeqExtender};
 
 use crate::cli::{Args, Feedback};
 use crate::media::{is_idr, BusLog, Decoder};
-use crate::net::{epoch_us, is_bye, Net, Recv};
+use crate::net::{is_bye, Net, Recv};
+use quicsetup::{Clock, Console};
 
 const RECEIVER_SSRC: u32 = 0x0000_feed;
 /// How long the decoder may take to drain after the last access unit.
@@ -60,6 +61,7 @@ fn spawn_writer(
     args: &Args,
     dec: Arc<Decoder>,
     ending: Arc<AtomicBool>,
+    (clock, console): (Clock, Console),
 ) -> Result<std::thread::JoinHandle<Result<(u64, BusLog)>>> {
     let luma = (args.width * args.height) as usize;
     let i420 = args.frame_bytes();
@@ -78,10 +80,10 @@ fn spawn_writer(
             let errors = bus.errors;
             dec.poll_bus(&mut bus);
             if bus.errors > errors {
-                eprintln!(
+                console.err(format_args!(
                     "roq receiver: the decoder pipeline reported an error (it decodes no more): {:?}",
                     bus.first_messages.last()
-                );
+                ));
             }
             match dec.pull(Duration::from_millis(200)) {
                 Some(p) => {
@@ -93,16 +95,18 @@ fn spawn_writer(
                     }
                     y.write_all(&p.i420[..luma]).context("writing decoded.y")?;
                     let ts = (p.pts_ns as u128 * 90_000).div_ceil(1_000_000_000) as u64;
-                    log.line(&format!("{n},{ts},{}", epoch_us()))?;
+                    log.line(&format!("{n},{ts},{}", clock.unix_us()))?;
                     n += 1;
                 }
                 None if dec.is_eos() => break,
                 None => {
                     // a decoder that never reaches its end of stream must not hang the exit
                     if ending.load(Ordering::Relaxed) {
-                        let t = *ended_at.get_or_insert_with(Instant::now);
+                        let t = *ended_at.get_or_insert_with(|| clock.now().into_std());
                         if t.elapsed() > WRITER_GRACE {
-                            eprintln!("roq receiver: the decoder did not finish; stopped");
+                            console.err(format_args!(
+                                "roq receiver: the decoder did not finish; stopped"
+                            ));
                             break;
                         }
                     }
@@ -116,11 +120,11 @@ fn spawn_writer(
     }))
 }
 
-pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
+pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> Result<Outcome> {
     let dir = &args.log_dir;
     let dec = Arc::new(Decoder::new()?);
     let ending = Arc::new(AtomicBool::new(false));
-    let writer = spawn_writer(args, dec.clone(), ending.clone())?;
+    let writer = spawn_writer(args, dec.clone(), ending.clone(), (clock, console.clone()))?;
     let mut pkt_log = Csv::create(
         dir,
         "packets_received.csv",
@@ -134,13 +138,13 @@ pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
     let mut asm = Assembler::new();
     let mut ext = SeqExtender::default();
     let mut fb = FeedbackBuilder::new(RECEIVER_SSRC, 512, 16);
-    let t0 = Instant::now();
+    let t0 = clock.now().into_std();
     let us = |i: Instant| i.saturating_duration_since(t0).as_micros() as u64;
     let mut out = Outcome::default();
     let interval = Duration::from_millis(args.feedback_interval_ms.max(1));
-    let mut next_fb = Instant::now() + interval;
+    let mut next_fb = clock.now().into_std() + interval;
     // the sender ends by itself; should its end not arrive, stop a little after it would
-    let limit = Instant::now()
+    let limit = clock.now().into_std()
         + Duration::from_secs_f64(args.duration_s + args.drain_s + args.connect_timeout_s);
     let send_fb = args.feedback == Feedback::Rtcp;
     let competing = Arc::new(AtomicU64::new(0));
@@ -154,14 +158,18 @@ pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
             Assembled::Complete { timestamp, au } => {
                 out.frames_complete += 1;
                 out.key_frames_complete += u64::from(is_idr(&au));
-                frame_log.line(&format!("{timestamp},complete,{},{}", epoch_us(), au.len()))?;
+                frame_log.line(&format!(
+                    "{timestamp},complete,{},{}",
+                    clock.unix_us(),
+                    au.len()
+                ))?;
                 dec.push(au, pts_ns(timestamp))?;
                 out.frames_pushed += 1;
                 Ok(())
             }
             Assembled::Lost { timestamp } => {
                 out.frames_lost += 1;
-                frame_log.line(&format!("{timestamp},lost,{},0", epoch_us()))
+                frame_log.line(&format!("{timestamp},lost,{},0", clock.unix_us()))
             }
         }
     };
@@ -173,10 +181,10 @@ pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
                 }
                 Recv::Packet(p) => {
                     let Ok((h, payload)) = rtp::parse(&p) else { continue };
-                    let now = Instant::now();
+                    let now = clock.now().into_std();
                     let s = ext.extend(h.seq);
                     out.packets += 1;
-                    pkt_log.line(&format!("{},{s},{},{}", epoch_us(), h.timestamp, p.len()))?;
+                    pkt_log.line(&format!("{},{s},{},{}", clock.unix_us(), h.timestamp, p.len()))?;
                     let _ = payload;
                     fb.on_packet(h.ssrc, s, us(now));
                     for a in asm.push(&p).map_err(|e| anyhow!("{e}"))? {
@@ -189,7 +197,7 @@ pub async fn run(args: &Args, mut net: Net) -> Result<Outcome> {
             _ = tokio::time::sleep_until(next_fb.into()) => {
                 next_fb += interval;
                 if send_fb {
-                    if let Some(r) = fb.report(us(Instant::now())) {
+                    if let Some(r) = fb.report(us(clock.now().into_std())) {
                         net.send(&r.encode()).await?;
                         out.feedback_sent += 1;
                     }

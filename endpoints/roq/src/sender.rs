@@ -21,7 +21,8 @@ use roq_core::trivial::Trivial;
 use crate::cc::{TapEvent, Taps};
 use crate::cli::{Args, Feedback, RateCtl};
 use crate::media::{is_idr, Encoder};
-use crate::net::{epoch_us, rtcp_bye, Net, Recv};
+use crate::net::{rtcp_bye, Net, Recv};
+use quicsetup::Clock;
 
 pub const SSRC: u32 = 0x0005_ca1e;
 pub const PAYLOAD_TYPE: u8 = 96;
@@ -51,6 +52,7 @@ fn spawn_encoder(
     source: Vec<u8>,
     target_kbps: Arc<AtomicU32>,
     tx: mpsc::UnboundedSender<Encoded>,
+    clock: Clock,
 ) -> std::thread::JoinHandle<Result<()>> {
     let (w, h, fps) = (args.width, args.height, args.fps);
     let (key_int, preset, start) = (
@@ -63,16 +65,16 @@ fn spawn_encoder(
     std::thread::spawn(move || {
         let mut enc = Encoder::new(w, h, fps, start, key_int, &preset)?;
         let n_src = (source.len() / frame_bytes) as u64;
-        let t0 = Instant::now();
+        let t0 = clock.now().into_std();
         for i in 0..n_frames {
             let due = t0 + Duration::from_secs_f64(i as f64 / fps as f64);
-            if let Some(d) = due.checked_duration_since(Instant::now()) {
+            if let Some(d) = due.checked_duration_since(clock.now().into_std()) {
                 std::thread::sleep(d);
             }
             let kbps = target_kbps.load(Ordering::Relaxed);
             enc.set_kbps(kbps);
             let off = (i % n_src) as usize * frame_bytes;
-            let capture_us = epoch_us();
+            let capture_us = clock.unix_us();
             let au = enc.encode(
                 &source[off..off + frame_bytes],
                 i * 1_000_000_000 / fps as u64,
@@ -134,7 +136,7 @@ fn ext_of(seq16: u16, highest: u64) -> Option<u64> {
     highest.checked_sub(d)
 }
 
-pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
+pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<Outcome> {
     let src = args.source.as_ref().ok_or_else(|| anyhow!("--source"))?;
     let source = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
     let dir = &args.log_dir;
@@ -165,7 +167,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
     };
     let target_kbps = Arc::new(AtomicU32::new((ctl.target_bps() / 1e3) as u32));
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let encoder = spawn_encoder(args, source, target_kbps.clone(), tx);
+    let encoder = spawn_encoder(args, source, target_kbps.clone(), tx, clock);
 
     let stop = Arc::new(AtomicBool::new(false));
     let competing = match (&net, args.competing_stream) {
@@ -173,7 +175,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
         _ => None,
     };
 
-    let t0 = Instant::now();
+    let t0 = clock.now().into_std();
     let us = |i: Instant| i.saturating_duration_since(t0).as_micros() as u64;
     let mut pk = Packetizer::new(SSRC, PAYLOAD_TYPE, args.mtu_bytes, 0);
     let ts_step = 90_000 / args.fps as u64;
@@ -186,13 +188,13 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
     let mut done_at: Option<Instant> = None;
     let mut next_log = 0u64;
     let mut bytes_since_log = 0u64;
-    let mut wake = Instant::now();
+    let mut wake = clock.now().into_std();
     let closed = loop {
         tokio::select! {
             e = rx.recv(), if !encoder_done => match e {
-                None => { encoder_done = true; done_at = Some(Instant::now()); }
+                None => { encoder_done = true; done_at = Some(clock.now().into_std()); }
                 Some(f) => {
-                    let now_us = us(Instant::now());
+                    let now_us = us(clock.now().into_std());
                     let ts = (f.index * ts_step) as u32;
                     let pkts = pk.packetize(&f.au, ts);
                     let key = is_idr(&f.au);
@@ -215,7 +217,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
                             let reports: Vec<(u64, Option<u64>)> = fb.reports.iter()
                                 .filter_map(|r| ext_of(r.seq, next_seq - 1).map(|e| (e, r.arrival_us)))
                                 .collect();
-                            ctl.on_feedback(us(Instant::now()), &reports);
+                            ctl.on_feedback(us(clock.now().into_std()), &reports);
                         }
                     }
                 }
@@ -224,7 +226,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
             },
             _ = tokio::time::sleep_until(wake.into()) => {}
         }
-        let now = Instant::now();
+        let now = clock.now().into_std();
         let now_us = us(now);
         // feedback inferred from QUIC: ACKs and losses the tap saw
         let events: Vec<TapEvent> = taps.lock().unwrap().drain(..).collect();
@@ -319,7 +321,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps) -> Result<Outcome> {
             let dt = (now_us + RATE_LOG_US).saturating_sub(next_log).max(1) as f64 / 1e6;
             rate_log.line(&format!(
                 "{},{:.0},{:.0},{qlen},{scw},{sqd},{qc},{rtt},{lost}",
-                epoch_us(),
+                clock.unix_us(),
                 ctl.target_bps(),
                 bytes_since_log as f64 * 8.0 / dt
             ))?;

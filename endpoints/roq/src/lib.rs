@@ -1,0 +1,13 @@
+//! `roq`: RTP over QUIC (seeds/003). The command line and the logs are the harness's
+//! contract, see endpoints/README.md ("roq"). [`run_argv`] is the whole program; the binary
+//! runs it. Real time only: see endpoints/README.md ("roq and virtual time").
+
+mod app;
+mod cc;
+mod cli;
+mod media;
+mod net;
+mod receiver;
+mod sender;
+
+pub use app::run_argv;
