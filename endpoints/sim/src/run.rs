@@ -57,6 +57,7 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
             path: spec.link.stats.clone(),
             interval_ms: spec.link.stats_interval_ms,
         }),
+        packet_log: spec.link.packet_log.clone(),
     };
     let net = SimNet::new(&srt, &cfg)?;
     let origin = srt.origin;

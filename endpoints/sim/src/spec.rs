@@ -29,6 +29,8 @@ pub struct LinkSpec {
     pub config: PathBuf,
     pub stats: PathBuf,
     pub stats_interval_ms: u64,
+    /// linkem's per-packet log (`link.packet_log` of the scenario), or null.
+    pub packet_log: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -144,6 +146,14 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// An absolute path, or None when the key is absent or null.
+    fn opt_abs_path(&self, k: &str) -> R<Option<PathBuf>> {
+        match self.map.get(k) {
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => self.abs_path(k).map(Some),
+        }
+    }
+
     fn bool(&self, k: &str) -> R<bool> {
         self.get(k)?
             .as_bool()
@@ -161,7 +171,7 @@ const TOP: &[&str] = &[
     "processes",
     "report",
 ];
-const LINK: &[&str] = &["config", "stats", "stats_interval_ms"];
+const LINK: &[&str] = &["config", "stats", "stats_interval_ms", "packet_log"];
 const NODE: &[&str] = &["addr", "side", "recv_buffer_bytes", "reader_stall"];
 const STALL: &[&str] = &["every_ms", "for_ms"];
 const PROCESS: &[&str] = &[
@@ -194,6 +204,7 @@ pub fn parse(file: &Path, text: &str) -> R<Spec> {
             0 => return Err(l.err("stats_interval_ms", "must be at least 1")),
             n => n,
         },
+        packet_log: l.opt_abs_path("packet_log")?,
     };
     let nodes = parse_nodes(&top)?;
     let procs = top
@@ -357,10 +368,7 @@ fn parse_process(
         ok_exit_codes,
         stdout: o.abs_path("stdout")?,
         stderr: o.abs_path("stderr")?,
-        wait_for_file: match o.map.get("wait_for_file") {
-            None | Some(Value::Null) => None,
-            Some(_) => Some(o.abs_path("wait_for_file")?),
-        },
+        wait_for_file: o.opt_abs_path("wait_for_file")?,
     })
 }
 

@@ -15,6 +15,7 @@
 pub mod clock;
 pub mod driver;
 pub mod net;
+mod packet_log;
 pub mod rcvbuf;
 pub mod runtime;
 pub mod socket;

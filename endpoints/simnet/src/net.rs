@@ -1,15 +1,17 @@
 //! The network: nodes, bound sockets, the two link directions, and routing between them.
 
 use crate::clock::Origin;
+use crate::packet_log::PacketLog;
 use crate::rcvbuf::{Datagram, RecvCounters, RecvQueue};
 use crate::runtime::{Signal, SimRuntime};
 use crate::socket::SimSocket;
-use crate::stats::{StatsOut, StatsWriter};
+use crate::stats::{StatsOut, StatsWriter, DIR_NAMES};
 use crate::FRAME_OVERHEAD_BYTES;
 use linkem::{Direction, Event};
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
@@ -55,6 +57,8 @@ pub struct SimNetConfig {
     pub link: linkem::Config,
     pub nodes: Vec<NodeSpec>,
     pub stats: Option<StatsOut>,
+    /// linkem's per-packet log (`--packet-log`), if asked for.
+    pub packet_log: Option<PathBuf>,
 }
 
 /// A datagram crossing the link.
@@ -94,6 +98,7 @@ pub(crate) struct State {
     pub sockets: BTreeMap<SocketAddr, SockState>,
     closed: BTreeMap<SocketAddr, SocketReport>,
     pub stats: StatsWriter,
+    packet_log: Option<PacketLog>,
     events: Vec<Event<Pkt>>,
     mtu_bytes: u64,
     /// Datagrams to an address of a node with no socket bound there.
@@ -177,6 +182,11 @@ impl SimNet {
             sockets: BTreeMap::new(),
             closed: BTreeMap::new(),
             stats: StatsWriter::create(cfg.stats.as_ref())?,
+            packet_log: cfg
+                .packet_log
+                .as_deref()
+                .map(PacketLog::create)
+                .transpose()?,
             events: Vec::new(),
             mtu_bytes: link.mtu_bytes,
             no_socket_drops: 0,
@@ -221,9 +231,13 @@ impl SimNet {
             stats,
             dirs,
             closed,
+            packet_log,
             ..
         } = &mut *st;
         let final_lines = stats.finish(now, dirs)?;
+        if let Some(log) = packet_log.as_mut() {
+            log.flush()?;
+        }
         let mut sockets = closed.clone();
         for (k, s) in &st.sockets {
             sockets.entry(*k).or_default().add(&s.report());
@@ -310,12 +324,31 @@ impl State {
     fn handle(&mut self, i: usize, now_ns: u64, events: &mut Vec<Event<Pkt>>) -> usize {
         let mut delivered = 0;
         for ev in events.drain(..) {
+            self.log_packet(i, &ev);
             if let Event::Sent { pkt, at_ns } = ev {
                 self.stats.record_late(i, now_ns.saturating_sub(at_ns));
                 delivered += usize::from(self.deliver(pkt.payload));
             }
         }
         delivered
+    }
+
+    /// Write `ev` to the packet log, if there is one; a failed write is reported at the end
+    /// and ends the log, not the run.
+    fn log_packet(&mut self, i: usize, ev: &Event<Pkt>) {
+        let Some(log) = self.packet_log.as_mut() else {
+            return;
+        };
+        let (pkt, at_ns, cause) = match ev {
+            Event::Sent { pkt, at_ns } => (pkt, *at_ns, None),
+            Event::Dropped { pkt, at_ns, cause } => (pkt, *at_ns, Some(*cause)),
+        };
+        if let Err(e) = log.record(DIR_NAMES[i], pkt.arrival_ns, at_ns, pkt.bytes, cause) {
+            self.errors.push(format!(
+                "writing the packet log: {e}; no more lines written"
+            ));
+            self.packet_log = None;
+        }
     }
 
     /// Queue `p` at its socket (true), or count it dropped (false).

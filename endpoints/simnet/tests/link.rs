@@ -195,6 +195,48 @@ fn a_small_receive_buffer_drops_and_counts() {
 }
 
 #[test]
+fn the_packet_log_has_every_frame_in_linkems_format() {
+    // As a_full_queue_drops_the_tail: 20 frames into a queue of 5, at 10 Mbit/s, 1 ms.
+    let dir = std::env::temp_dir().join(format!("simnet-plog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("linkem-packets.log");
+    let rt = simnet::build().unwrap();
+    rt.rt.block_on(async {
+        let l = link(
+            1,
+            &direction(10_000_000, 1_000, r#"{"kind": "none"}"#, 5 * 1042),
+        );
+        let net = net_full(&rt, l, None, None, None, Some(path.clone()));
+        tokio::spawn(net.clone().driver());
+        let a = bind(&net, GUEST, 5000);
+        let _b = bind(&net, HOST, 6000);
+        for _ in 0..20 {
+            send(&*a, addr(HOST, 6000), &[1u8; 1000]);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        net.finish().unwrap();
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 20, "{text}");
+    let count = |fate: &str| lines.iter().filter(|l| l.contains(fate)).count();
+    assert_eq!(
+        (count(r#""fate":"sent""#), count(r#""fate":"drop_queue""#)),
+        (6, 14)
+    );
+    // the first frame: in at 0, out after its serialisation (833.6 us) and the 1 ms delay
+    let first = lines
+        .iter()
+        .find(|l| l.contains("sent"))
+        .expect("a sent line");
+    assert_eq!(
+        *first,
+        r#"{"dir":"a_to_b","t_in_us":0.000,"t_out_us":1833.600,"bytes":1042,"fate":"sent"}"#
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn stats_lines_are_linkems_per_interval_and_final() {
     let dir = std::env::temp_dir().join(format!("simnet-stats-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

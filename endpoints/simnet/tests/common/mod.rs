@@ -45,6 +45,18 @@ pub fn net_with_stall(
     stall: Option<ReaderStall>,
     stats: Option<PathBuf>,
 ) -> SimNet {
+    net_full(rt, link, guest_rcvbuf, stall, stats, None)
+}
+
+/// As [`net_with_stall`], with linkem's per-packet log written to `packet_log`.
+pub fn net_full(
+    rt: &SimRuntime,
+    link: linkem::Config,
+    guest_rcvbuf: Option<u64>,
+    stall: Option<ReaderStall>,
+    stats: Option<PathBuf>,
+    packet_log: Option<PathBuf>,
+) -> SimNet {
     let nodes = vec![
         NodeSpec {
             addr: GUEST.parse().unwrap(),
@@ -63,7 +75,13 @@ pub fn net_with_stall(
         path,
         interval_ms: 1000,
     });
-    SimNet::new(rt, &SimNetConfig { link, nodes, stats }).expect("net builds")
+    let cfg = SimNetConfig {
+        link,
+        nodes,
+        stats,
+        packet_log,
+    };
+    SimNet::new(rt, &cfg).expect("net builds")
 }
 
 pub fn bind(net: &SimNet, ip: &str, port: u16) -> Arc<dyn AsyncUdpSocket> {
