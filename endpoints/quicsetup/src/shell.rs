@@ -215,6 +215,20 @@ impl Stop {
         }
     }
 
+    /// The signals a session on `net` answers: the process's own on the kernel's network;
+    /// none on an injected one, whose process (the sim) holds other sessions too and whose
+    /// runtime may have no I/O driver (tokio panics registering a signal there).
+    pub fn for_net(net: &crate::net::Net) -> Self {
+        if net.is_kernel() {
+            Stop::new()
+        } else {
+            Stop {
+                term: None,
+                int: None,
+            }
+        }
+    }
+
     /// The name of the signal that came.
     pub async fn wait(&mut self) -> &'static str {
         async fn one(s: &mut Option<tokio::signal::unix::Signal>) {

@@ -187,7 +187,7 @@ pub async fn run(
     chan_tick.tick().await; // the first tick is immediate; rows from t = 1 s on
     let mut meter_tick = ticker(Duration::from_millis(1));
     let mut regime = Regime::default();
-    let mut stop = Stop::new();
+    let mut stop = Stop::for_net(&env.net);
 
     let end = loop {
         if let Err(e) = feeder.pump(&mut core) {

@@ -4,7 +4,6 @@
 //! time is tokio's paused clock. See README.md.
 
 pub mod apps;
-pub mod clock;
 pub mod cost;
 pub mod dgram_run;
 pub mod env;

@@ -19,13 +19,17 @@ pub type App = fn(Vec<String>, Env) -> Program;
 pub fn lookup(name: &str) -> Option<App> {
     let app: App = match name {
         "sim-dgram" => |argv, env| Box::pin(crate::apps::dgram::run_argv(argv, env)),
+        "rise" => |argv, env| Box::pin(rise::run_argv(argv, env)),
+        "dtp" => |argv, env| Box::pin(dtp::run_argv(argv, env)),
+        "qpr" => |argv, env| Box::pin(qpr::run_argv(argv, env)),
+        "moq" => |argv, env| Box::pin(moq::run_argv(argv, env)),
         _ => return None,
     };
     Some(app)
 }
 
 /// Every name [`lookup`] knows (for error messages).
-pub const NAMES: &[&str] = &["sim-dgram"];
+pub const NAMES: &[&str] = &["sim-dgram", "rise", "dtp", "qpr", "moq"];
 
 #[cfg(test)]
 mod tests {
