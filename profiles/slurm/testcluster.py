@@ -110,6 +110,25 @@ def slurm_conf(d: Path, node: str, ports: tuple[int, int], memory_mb: int) -> st
     ])  # fmt: skip
 
 
+# The Slurm executor's job step (snakemake-executor-plugin-slurm-jobstep 0.6) starts its `srun`
+# with every SLURM_* variable but the job's identity removed, SLURM_CONF included: on a cluster
+# whose slurm.conf is where Slurm looks by default (/etc/slurm, or configless) that is harmless,
+# but this cluster's config is private, so srun would find none. The shim puts it back.
+SHIM_CONF_VAR = "PRIOLAB_TESTCLUSTER_CONF"
+
+
+def write_srun_shim(bin_dir: Path) -> Path:
+    """`srun` that restores SLURM_CONF from SHIM_CONF_VAR and runs the real srun."""
+    real = shutil.which("srun", path=f"/usr/bin:{_path()}")
+    if real is None:
+        raise ClusterError("srun not found (package slurm-client)")
+    bin_dir.mkdir()
+    shim = bin_dir / "srun"
+    shim.write_text(f'#!/bin/sh\nexport SLURM_CONF="${SHIM_CONF_VAR}"\nexec "{real}" "$@"\n')
+    shim.chmod(0o755)
+    return shim
+
+
 def _die_with_parent() -> None:
     """In the child before exec: SIGTERM when the process that started it dies."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -127,8 +146,13 @@ class Cluster:
 
     @property
     def env(self) -> dict[str, str]:
-        """Variables a Slurm client (sbatch, squeue, snakemake's plugin) needs for this cluster."""
-        return {"SLURM_CONF": str(self.conf)}
+        """Variables a Slurm client (sbatch, squeue, snakemake's plugin) needs for this cluster:
+        SLURM_CONF, and PATH with the `srun` shim first (see write_srun_shim)."""
+        return {
+            "SLURM_CONF": str(self.conf),
+            SHIM_CONF_VAR: str(self.conf),
+            "PATH": f"{self.root / 'bin'}{os.pathsep}{_path()}",
+        }
 
     def pids(self) -> dict[str, int]:
         return {name: p.pid for name, p in self.procs.items()}
@@ -164,8 +188,34 @@ class Cluster:
         )  # fmt: skip
         return r.stdout.strip() if r.returncode == 0 else ""
 
+    def _client(self, argv: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            argv, capture_output=True, text=True, env={**os.environ, **self.env}, timeout=30
+        )
+
+    def cancel_jobs(self) -> None:
+        """Cancel every job still queued or running and wait (up to STOP_TIMEOUT_S) until
+        slurmd has ended them: a step daemon whose slurmd is gone would linger."""
+        if self.procs.get("slurmctld") is None or self.procs["slurmctld"].poll() is not None:
+            return
+        ids = self._client(["squeue", "--noheader", "--format=%i"]).stdout.split()
+        if not ids:
+            return
+        self._client(["scancel", *ids])
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while time.monotonic() < deadline:
+            r = self._client(["squeue", "--noheader", "--format=%i"])
+            if r.returncode != 0 or not r.stdout.split():
+                return
+            time.sleep(0.5)
+
     def stop(self) -> None:
-        """Stop the daemons, newest first: SIGTERM, then SIGKILL after STOP_TIMEOUT_S."""
+        """Cancel the jobs, stop the daemons newest first (SIGTERM, then SIGKILL after
+        STOP_TIMEOUT_S), then kill what is left of this cluster's jobs (stray_pids)."""
+        try:
+            self.cancel_jobs()
+        except (OSError, subprocess.SubprocessError):
+            pass  # the daemons are stopped all the same
         for name in reversed(list(self.procs)):
             p = self.procs[name]
             if p.poll() is None:
@@ -175,6 +225,37 @@ class Cluster:
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+        for pid in stray_pids(self.root):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def stray_pids(root: Path) -> list[int]:
+    """Processes (step daemons, job scripts) with a file or working folder under `root`, this
+    cluster's private folder, and their descendants: nothing of another cluster or user."""
+    prefix = str(root) + os.sep
+    holders: set[int] = set()
+    parents: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        pid = int(d.name)
+        try:
+            parents[pid] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            links = [d / "cwd", *(d / "fd").iterdir()]
+            if any(os.readlink(link).startswith(prefix) for link in links):
+                holders.add(pid)
+        except (OSError, ValueError, IndexError):
+            continue  # gone, or not ours to read
+    out = set(holders)
+    grown = True
+    while grown:
+        children = {p for p, pp in parents.items() if pp in out and p not in out}
+        out |= children
+        grown = bool(children)
+    return sorted(out)
 
 
 def _wait_for(what: str, cond: object, cluster: Cluster, deadline: float) -> None:
@@ -211,6 +292,7 @@ def cluster(timeout_s: float = UP_TIMEOUT_S) -> Iterator[Cluster]:
         key.write_bytes(secrets.token_bytes(1024))
         key.chmod(0o600)
         (root / "plugstack.conf").write_text("")
+        write_srun_shim(root / "bin")
         ports = (_free_port(), _free_port())
         c.conf.write_text(slurm_conf(root, node, ports, _real_memory_mb()))
         sock = root / "munge.socket"
@@ -243,9 +325,10 @@ def main(argv: list[str]) -> int:
     if argv == ["up"]:
         t0 = time.monotonic()
         with cluster() as c:
+            exports = "\n".join(f"export {k}={v}" for k, v in c.env.items())
             print(
                 f"testcluster: node {c.node} idle after {time.monotonic() - t0:.1f} s; "
-                f"pids {c.pids()}\nexport SLURM_CONF={c.conf}\nCtrl-C stops it",
+                f"pids {c.pids()}\n{exports}\nCtrl-C stops it",
                 flush=True,
             )
             try:
