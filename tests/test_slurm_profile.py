@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -48,15 +49,17 @@ HOST_DEPENDENT = {rundir.METADATA, "sim-report.json", "node-guest.json", "node-h
 HOST_DEPENDENT_LOGS = ("priolab-sim.stdout", "priolab-sim.stderr")
 
 
-def _load_testcluster():  # noqa: ANN202 (a module loaded from its path)
-    spec = importlib.util.spec_from_file_location("testcluster", PROFILE / "testcluster.py")
+def _load(name: str):  # noqa: ANN202 (a module of profiles/slurm, loaded from its path)
+    spec = importlib.util.spec_from_file_location(name, PROFILE / f"{name}.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
     return mod
 
 
-testcluster = _load_testcluster()
+testcluster = _load("testcluster")
+cost = _load("cost")
 HAVE_PLUGIN = importlib.util.find_spec("snakemake_executor_plugin_slurm") is not None
 
 
@@ -101,6 +104,48 @@ def test_profile_declares_retries_rerun_and_the_slurm_executor() -> None:
     assert cfg["retries"] >= 1 and cfg["rerun-incomplete"] is True
     assert "netns=1000" in cfg["resources"]  # Mininet runs: one per whole node, all at once
     assert (REPO / cfg["configfiles"][0]).is_file()
+
+
+def test_sim_runs_ask_slurm_for_one_cpu_and_mininet_runs_for_a_whole_node(tmp_path: Path) -> None:
+    """The resources the profile's executor turns into sbatch options, from a dry run."""
+
+    def slurm_extra_and_threads(*config: str) -> set[tuple[str, str | None]]:
+        r = subprocess.run(
+            [*SNAKEMAKE, "-n", "--cores", "2", "--config", "scenario=scenarios/quick.yaml",
+             f"results={tmp_path}", "calibrate=false", *config],
+            cwd=REPO, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr[-2000:]
+        blocks = [b for b in re.split(r"\n(?=rule \w+:)", r.stdout) if b.startswith("rule run:")]
+        assert len(blocks) == 16
+        out = set()
+        for b in blocks:
+            extra = re.search(r"^\s+resources: .*\bslurm_extra=([^,\n]*)", b, re.M)
+            threads = re.search(r"^\s+threads: (\d+)", b, re.M)  # absent: 1
+            assert extra is not None, b
+            out.add((extra.group(1), threads.group(1) if threads else None))
+        return out
+
+    # sbatch --cpus-per-task comes from threads: 1 (not printed) for every run
+    assert slurm_extra_and_threads("site=mininet") == {("--exclusive", None)}
+    assert slurm_extra_and_threads("site=sim") == {("", None)}
+
+
+def test_cost_is_runs_times_measured_rate_plus_job_overhead() -> None:
+    def meta(kind: str, valid: bool, virtual_s: float, cpu_s: float) -> dict:
+        return {"valid": valid, "site": {"kind": kind, "virtual_s": virtual_s,
+                                         "harness": {"cpu_s": cpu_s}}}  # fmt: skip
+
+    metas = [meta("sim", True, 30, 1.5), meta("sim", True, 10, 0.5), meta("sim", False, 30, 99),
+             meta("mininet", True, 30, 99)]  # fmt: skip
+    rate = cost.measured_rate(metas)
+    assert (rate.runs, rate.virtual_s, rate.cpu_s) == (2, 40, 2.0)
+    assert rate.cpu_per_virtual_s == pytest.approx(0.05)
+    # 100 runs of 60 virtual s: 100 x (3 s of sim + the job's overhead)
+    expected = 100 * (3.0 + cost.JOB_OVERHEAD_CPU_S) / 3600
+    assert cost.matrix_cpu_h(100, 60, rate) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="no valid sim run"):
+        cost.measured_rate([meta("mininet", True, 30, 1)])
 
 
 # --- the real cluster ----------------------------------------------------------------------
