@@ -68,7 +68,8 @@ lock:
 	/usr/bin/python3 -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '$(PIP_TOOLS)'
 	.lock-venv/bin/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe \
-		--all-build-deps --extra dev --extra testbed --extra docs --extra cluster --output-file $(LOCK) pyproject.toml
+		--all-build-deps --extra dev --extra testbed --extra docs --extra cluster \
+		--output-file $(LOCK) pyproject.toml
 	rm -rf .lock-venv
 
 build:
@@ -114,9 +115,9 @@ test-python:
 
 # The Slurm profile against a real one-node Slurm (profiles/slurm/testcluster.py brings it up
 # and down): a sim sweep through `snakemake --executor slurm`, one job cancelled and retried.
-# test-python runs it too; this target runs it alone.
+# test-python runs it too; this target runs it alone and prints its figures (bring-up, per job).
 test-slurm: setup
-	$(VENV)/bin/pytest -q -ra tests/test_slurm_profile.py
+	$(VENV)/bin/pytest -q -ra -s tests/test_slurm_profile.py
 
 clean-results:
 	rm -rf results .snakemake
