@@ -294,6 +294,8 @@ def test_a_sim_sweep_on_slurm_equals_the_local_one_with_a_cancelled_job_retried(
     assert not list(slurm.rglob("*" + rundir.PARTIAL_SUFFIX))
     assert jobs and all(s in ("COMPLETED", "CANCELLED") for s in jobs.values()), states
     assert list(jobs.values()).count("CANCELLED") == 1
+    # one job per run (and per run's metrics with the real sim), and the one retry
+    assert len(jobs) == SWEEP_RUNS * (2 if real else 1) + 1, states
     # the same runs as the local sweep, byte for byte (when and where they ran aside)
     local_files, slurm_files = _run_files(local), _run_files(slurm)
     assert len(local_files) >= SWEEP_RUNS and local_files.keys() == slurm_files.keys()
