@@ -23,6 +23,7 @@ import importlib.util
 import json
 import os
 import re
+import secrets
 import subprocess
 import sys
 import time
@@ -216,6 +217,48 @@ def _cancel_when_started(mark: Path, env: dict[str, str], proc: subprocess.Popen
     assert job, "the held-back run did not run as a Slurm job"
     subprocess.run(["scancel", job], env=env, check=True, timeout=30)
     return job
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or bool(testcluster.missing_tools()),
+    reason="needs root and Debian's slurmctld, slurmd, slurm-client and munge (make apt)",
+)
+def test_the_cluster_leaves_nothing_behind_when_its_user_fails() -> None:
+    """A job still running and an error in the body: the daemons, the job's processes and the
+    cluster's folder are all gone afterwards."""
+    sleep_argv = ["sleep", f"{300 + secrets.randbelow(10**6) / 10**6:.6f}"]  # ours alone
+    with pytest.raises(RuntimeError, match="the body failed"):
+        with testcluster.cluster() as c:
+            root, pids = c.root, list(c.pids().values())
+            assert len(pids) == 3 and c.node_state() == "idle"
+            r = subprocess.run(
+                ["sbatch", "--parsable", "--output=/dev/null", "--wrap", " ".join(sleep_argv)],
+                env={**os.environ, **c.env}, capture_output=True, text=True, timeout=30,
+            )  # fmt: skip
+            assert r.returncode == 0, r.stderr
+            deadline = time.monotonic() + 60
+            while not _pids_running(sleep_argv):
+                assert time.monotonic() < deadline, "the job did not start"
+                time.sleep(0.2)
+            assert testcluster.stray_pids(root)  # its step daemon and the job's shell
+            raise RuntimeError("the body failed")
+    assert not root.exists()
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
+    assert not testcluster.stray_pids(root)
+    assert not _pids_running(sleep_argv)
+
+
+def _pids_running(argv: list[str]) -> list[int]:
+    """Processes whose command line is exactly `argv`."""
+    want = ("\0".join(argv) + "\0").encode()
+    out = []
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and (d / "cmdline").read_bytes() == want:
+                out.append(int(d.name))
+        except OSError:
+            continue
+    return out
 
 
 @pytest.mark.slow
