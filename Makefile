@@ -18,16 +18,18 @@ CORES ?= 2
 # frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM,
 # tcpdump for packet capture (scenario key capture), GStreamer with x264enc (plugins-ugly) and
 # avdec_h264 (libav) and its development files for the `roq` endpoint's live encoder/decoder;
-# chromium for the documentation site's browser check (`make test-docs`).
+# chromium for the documentation site's browser check (`make test-docs`); Slurm (slurmctld,
+# slurmd, its clients) and munge for the Slurm profile's one-node test cluster (`make test-slurm`).
 APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
 	ffmpeg openssh-server openssh-client sshpass rsync tcpdump \
 	debootstrap qemu-system-x86 e2fsprogs \
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base \
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav \
-	chromium
+	chromium \
+	slurmctld slurmd slurm-client munge
 
-.PHONY: setup apt venv lock build reproduce test test-rust test-python test-docs docs lint clean-results doctor vm
+.PHONY: setup apt venv lock build reproduce test test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
 
 setup: apt venv build
 
@@ -66,7 +68,8 @@ lock:
 	/usr/bin/python3 -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '$(PIP_TOOLS)'
 	.lock-venv/bin/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe \
-		--all-build-deps --extra dev --extra testbed --extra docs --output-file $(LOCK) pyproject.toml
+		--all-build-deps --extra dev --extra testbed --extra docs --extra cluster \
+		--output-file $(LOCK) pyproject.toml
 	rm -rf .lock-venv
 
 build:
@@ -109,6 +112,12 @@ test-docs: docs
 
 test-python:
 	$(VENV)/bin/pytest -q -ra --durations=8
+
+# The Slurm profile against a real one-node Slurm (profiles/slurm/testcluster.py brings it up
+# and down): a sim sweep through `snakemake --executor slurm`, one job cancelled and retried.
+# test-python runs it too; this target runs it alone and prints its figures (bring-up, per job).
+test-slurm: setup
+	$(VENV)/bin/pytest -q -ra -s tests/test_slurm_profile.py
 
 clean-results:
 	rm -rf results .snakemake

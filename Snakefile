@@ -34,6 +34,19 @@ else:
 include: "rules/analysis.smk"
 
 
+# With a cluster executor (profiles/slurm) these run on the controller, not as jobs: the build
+# (its binaries on the shared filesystem) and the steps that read a whole scenario's runs.
+localrules:
+    all,
+    build,
+    aggregate,
+    figures,
+    predictor_map,
+    rise_map,
+    reproduction,
+    book,
+
+
 rule all:
     input:
         [f"{RESULTS}/{n}/summary.csv" for n in SCENARIOS],

@@ -56,3 +56,23 @@ def host_info() -> dict[str, Any]:
     import os
 
     return {"hostname": platform.node(), "cpus": os.cpu_count()}
+
+
+# What a Slurm job knows of itself (sbatch/srun set these in the job's environment).
+SLURM_VARS = {
+    "node": "SLURMD_NODENAME",
+    "job_id": "SLURM_JOB_ID",
+    "cluster": "SLURM_CLUSTER_NAME",
+    "partition": "SLURM_JOB_PARTITION",
+    "restart_count": "SLURM_RESTART_COUNT",
+}
+
+
+def slurm_info(env: dict[str, str] | None = None) -> dict[str, str | None] | None:
+    """The Slurm node and job a run ran in (profiles/slurm), or None outside Slurm."""
+    import os
+
+    env = dict(os.environ) if env is None else env
+    if "SLURM_JOB_ID" not in env:
+        return None
+    return {key: env.get(var) for key, var in SLURM_VARS.items()}

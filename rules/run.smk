@@ -19,6 +19,9 @@ rule run:
         rep=r"\d+",
     resources:
         netns=0 if SITE == "sim" else 1,
+        # on a cluster (profiles/slurm): a sim run is one single-threaded process, the default
+        # 1 CPU; a Mininet run needs a node to itself (its namespaces, the CPU rule) and root
+        slurm_extra="" if SITE == "sim" else "--exclusive",
     params:
         file=scenario_file,
         backend=BACKEND,

@@ -59,6 +59,7 @@ def finish(
         "versions": provenance.versions(workload.tools()),
         "python_packages": pylock.python_packages(),
         "host": provenance.host_info(),
+        "slurm": provenance.slurm_info(),  # node and job id when run as a Slurm job
         "interfaces": plan["interfaces"],
         "link_applied": plan["link"]["applied"],
         "site": {"kind": plan["site"], "shaper": plan["shaper"]},
