@@ -118,7 +118,10 @@ def check_run_dir(run_dir: Path, backend: str) -> dict:
             p["name"],
             p["exit_code"],
             p["stopped_by_harness"],
-            round(p["start_time"] - p["planned_start_time"], 3),
+            # a process that never started has no start_time: report it, do not crash on it
+            None
+            if p["start_time"] is None
+            else round(p["start_time"] - p["planned_start_time"], 3),
         )
         for p in meta["processes"]
     ]
