@@ -35,7 +35,8 @@ from priolab.engine import rundir
 from priolab.engine.finish import finish as engine_finish
 from priolab.engine.plan import PlanError, Site, SiteNode, plan
 from priolab.scenario import RunSpec, expand, load
-from priolab.workloads.base import Pair
+from priolab.workloads import WORKLOADS
+from priolab.workloads.base import Pair, RunContext
 
 PLAN_FILE = rundir.PLAN
 PROVIDED = frozenset({"python"})
@@ -141,6 +142,11 @@ def _run_root(tb: Testbed, key: str) -> str:
     return n.run_root
 
 
+PREPARED_KEY = "prepared_inputs"
+"""plan.json: what the workload's prepare() returned on the controller (metadata's `inputs`,
+as the Mininet site records them)."""
+
+
 def plan_run(spec: RunSpec, tb: Testbed, results: Path) -> dict[str, Any]:
     """Everything the nodes do for one matrix point, as JSON-ready data (plan.json)."""
     s = site(tb)
@@ -148,8 +154,15 @@ def plan_run(spec: RunSpec, tb: Testbed, results: Path) -> dict[str, Any]:
     nodes = {k: replace(n, run_dir=f"{_run_root(tb, k)}/{rel}",
                         archive=f"{_run_root(tb, k)}/{rel}.{k}.tar.gz")
              for k, n in s.nodes.items()}  # fmt: skip
+    # The workload's inputs are made on the controller, as the Mininet site makes them before
+    # planning (e.g. roq's source clip): the plan then ships every input file to the nodes.
+    # Inputs written into the run folder itself (rise's resampled tracking trace) would not
+    # reach them: the controller's copy is under results/.prepare.
+    ctx = RunContext(results / ".prepare" / rel, spec.duration_s, spec.seed, spec.base_dir,
+                     s.pairs)  # fmt: skip
+    prepared = WORKLOADS[spec.workload_kind].prepare(spec.params, ctx)
     p = plan(spec, replace(s, nodes=nodes, requested_backend=spec.link.backend), results)
-    return p.to_json()
+    return p.to_json() | {PREPARED_KEY: prepared}
 
 
 def select_runs(
@@ -211,7 +224,8 @@ def finish(partial: Path) -> dict[str, Any]:
     run_plan = json.loads((partial / rundir.PLAN).read_text())
     problems = _extract(partial)
     shutil.rmtree(partial / ".transfer", ignore_errors=True)  # files copied between nodes
-    return engine_finish(partial, run_plan, site_errors=problems)
+    return engine_finish(partial, run_plan, site_errors=problems,
+                         extra={"inputs": run_plan.get(PREPARED_KEY, {})})  # fmt: skip
 
 
 def needs(scenarios: list[Path]) -> dict[str, list[str]]:

@@ -114,8 +114,11 @@ class QuicPair:
     """The Rust program: target/release/<program>, or $PRIOLAB_<PROGRAM>."""
     listener: str
     connector: str
-    connector_waits_itself: bool = False
-    """The connector waits for the certificate by itself (ProcessSpec.waits_itself)."""
+    connector_waits_itself: bool = True
+    """The connector waits for the certificate by itself (ProcessSpec.waits_itself): every
+    QUIC endpoint connects through quicsetup::connect, which waits for `--cert` up to its
+    connect timeout. So on a testbed the agent starts it on time while Ansible copies the
+    certificate over; an agent that waited for the copy started it seconds late."""
 
     def binary(self) -> str:
         return os.environ.get(

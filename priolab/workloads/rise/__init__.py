@@ -86,7 +86,6 @@ class Rise(QuicPair):
     kind = "rise"
     params_model = RiseParams
     program, listener, connector = "rise", "host", "guest"
-    connector_waits_itself = True  # --cert: waited for up to the connect timeout
 
     def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
         """Each trace file exists and parses with the reader its run uses."""

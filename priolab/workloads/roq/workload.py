@@ -134,7 +134,14 @@ class Roq:
                 receiver += ["--connect", f"{pair.host_ip}:{params.port}", "--cert", str(cert)]
                 specs.append(ProcessSpec(f"roq-sender{tag}", pair.host, sender))
                 specs.append(
-                    ProcessSpec(f"roq-receiver{tag}", pair.guest, receiver, wait_for_file=cert)
+                    # quicsetup::connect waits for --cert itself (see QuicPair)
+                    ProcessSpec(
+                        f"roq-receiver{tag}",
+                        pair.guest,
+                        receiver,
+                        wait_for_file=cert,
+                        waits_itself=True,
+                    )  # fmt: skip
                 )
             else:
                 sender += ["--connect", f"{pair.guest_ip}:{params.port}"]
