@@ -99,6 +99,31 @@ class RecvBuffers(Strict):
                              description="bytes; at least one 1500-byte datagram")  # fmt: skip
 
 
+class ReaderStall(Strict):
+    """A crude model of an endpoint's reader waiting for a core (simnet's ReaderStall): every
+    `every_ms` of virtual time, for `for_ms`, the endpoint's sockets hand nothing to their
+    reader while datagrams keep arriving into the receive buffer. Virtual time has no CPU time
+    of its own; this puts back the stalls that made a small receive buffer overflow for real."""
+
+    every_ms: float = Field(gt=0.0, le=60_000.0, description="period of the stalls (ms)")
+    for_ms: float = Field(gt=0.0, le=60_000.0, description="length of each stall (ms)")
+
+    @model_validator(mode="after")
+    def _shorter(self) -> ReaderStall:
+        if self.for_ms >= self.every_ms:
+            raise ValueError(f"for_ms ({self.for_ms:g}) must be below every_ms "
+                             f"({self.every_ms:g}): a reader that never reads")  # fmt: skip
+        return self
+
+
+class ReaderStalls(Strict):
+    """Reader stalls per endpoint, modelled by the sim site (absent = none). `guest` applies
+    to every pair's guest end, `host` to every host end, as RecvBuffers."""
+
+    guest: ReaderStall | None = None
+    host: ReaderStall | None = None
+
+
 class SimOptions(Strict):
     """What only the sim site (priolab-sim, virtual time) reads; the Mininet site's endpoints
     have the kernel's own buffers."""
@@ -107,6 +132,11 @@ class SimOptions(Strict):
         default_factory=RecvBuffers,
         description="model each endpoint's socket receive buffer (a full buffer drops, counted "
         "as RcvbufErrors); absent = unbounded",
+    )
+    reader_stall: ReaderStalls = Field(
+        default_factory=ReaderStalls,
+        description="model a reader waiting for a core: periodic stalls during which the "
+        "endpoint's sockets are not read (datagrams queue in the receive buffer); absent = none",
     )
 
 

@@ -122,6 +122,32 @@ rule reproduction:
         " --cells {input.cells:q} {params.dirs:q}"
 
 
+rule agreement:
+    """Sim against Mininet (issue 22 item 8): the key metric per agreement point (scenarios/
+    agreement/) and site, n, and the ratio sim ÷ Mininet with its bootstrap CI, from both
+    trees (MININET_RESULTS, SIM_RESULTS): analysis/book/agreement.py, the generator of the
+    results book's agreement page. Runs this site's side first; the other site's runs are read
+    as they are. Not part of `all`:
+        snakemake --cores 2 --config site=sim scenario=agreement agreement   (sim side)
+        snakemake --cores 2 --config scenario=agreement agreement            (Mininet side)"""
+    input:
+        [f"{RESULTS}/{n}/runs.csv" for n, (f, _, _) in SCENARIOS.items()
+         if Path(f).parent.name == "agreement"],
+        # the other site's runs, when aggregated: a new one rebuilds the table
+        [p for n, (f, _, _) in SCENARIOS.items() if Path(f).parent.name == "agreement"
+         for p in [f"{SIM_RESULTS if SITE != 'sim' else MININET_RESULTS}/{n}/runs.csv"]
+         if Path(p).is_file()],
+    output:
+        md=f"{RESULTS}/agreement.md",
+        csv=f"{RESULTS}/agreement.csv",
+    params:
+        mininet=MININET_RESULTS,
+        sim=SIM_RESULTS,
+    shell:
+        "{PY:q} -m analysis.book.agreement --mininet {params.mininet:q} --sim {params.sim:q}"
+        " --md {output.md:q} --csv {output.csv:q}"
+
+
 rule book:
     """The generated pages of the documentation site (analysis/book/): one results page per
     paper, the sim-vs-Mininet agreement page and one reference page per workload, into
@@ -133,5 +159,7 @@ rule book:
         directory("docs/workloads"),
     params:
         results=RESULTS,
+        sim=SIM_RESULTS,
     shell:
-        "{PY:q} -m analysis.book --results {params.results:q} --out docs"
+        "{PY:q} -m analysis.book --results {params.results:q} --results-sim {params.sim:q}"
+        " --out docs"

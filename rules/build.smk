@@ -1,8 +1,13 @@
 # Build the Rust workspace; calibrate the link emulator once per machine.
 
 
+# the sim site needs one binary, priolab-sim, which links every sim endpoint and linkem's core
+CARGO_PACKAGES = "-p priolab-sim" if SITE == "sim" else "--workspace"
+
+
 rule build:
-    """Build the Rust workspace (endpoints and linkem) once; again only if sources change."""
+    """Build the Rust workspace (endpoints and linkem; on the sim site only priolab-sim) once;
+    again only if sources change."""
     input:
         RUST_SOURCES,
     output:
@@ -10,7 +15,7 @@ rule build:
     log:
         f"{RESULTS}/logs/build.log",
     shell:
-        "cargo build --release --workspace --locked > {log} 2>&1"
+        "cargo build --release {CARGO_PACKAGES} --locked > {log} 2>&1"
 
 
 rule calibrate:

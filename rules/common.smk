@@ -16,6 +16,9 @@ SITE = config.get("site") or "mininet"  # sim: priolab-sim in virtual time (rule
 # sim runs go to their own tree by default: a Mininet run folder must never count as a done
 # sim run (or the reverse) because both have the same matrix coordinates
 RESULTS = config["results"] or ("results-sim" if SITE == "sim" else "results")
+# the two sites' trees side by side (the agreement table reads both): this run's, the other's default
+SIM_RESULTS = RESULTS if SITE == "sim" else "results-sim"
+MININET_RESULTS = "results" if SITE == "sim" else RESULTS
 if SITE == "sim" and TARGET != "mininet":
     sys.exit(f"config: site=sim runs on this machine; it needs target=mininet, not {TARGET!r}")
 BACKEND = config.get("backend") or ""
@@ -35,7 +38,9 @@ def load_scenarios():
     one that asks for what a sim run cannot do, is left out, and said so."""
     choice = str(config["scenario"])
     explicit = choice != "all"
-    if explicit:
+    if choice == "agreement":  # the sim-vs-Mininet points (rule agreement)
+        files = sorted(Path("scenarios", "agreement").glob("*.yaml"))
+    elif explicit:
         files = [Path(f) for f in choice.split(",")]
     else:
         files = sorted(p for p in Path("scenarios").glob("*.yaml") if p.name != "standin.yaml")

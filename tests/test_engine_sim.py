@@ -27,7 +27,7 @@ from priolab.engine.sim_spec import (
     sim_site,
     sim_spec,
 )
-from priolab.scenario import RecvBuffers, RunSpec, Topology, expand, find_run, load
+from priolab.scenario import RecvBuffers, RunSpec, SimOptions, Topology, expand, find_run, load
 from priolab.workloads import WORKLOADS
 from tests.conftest import REPO
 
@@ -91,7 +91,7 @@ def test_without_packet_log_the_spec_asks_for_none(tmp_path: Path) -> None:
 def test_the_dumbbell_puts_senders_on_side_a_and_receivers_on_side_b(tmp_path: Path) -> None:
     spec = dataclasses.replace(quick_run(), topology=Topology(kind="dumbbell", pairs=2))
     rp, site = planned(spec, tmp_path / "w")
-    s = sim_spec(rp, site, tmp_path / "w", RecvBuffers(guest=212_992))
+    s = sim_spec(rp, site, tmp_path / "w", SimOptions(recv_buffer_bytes=RecvBuffers(guest=212_992)))
     assert s["nodes"] == {
         "snd1": {"addr": "10.0.1.1", "side": "a", "recv_buffer_bytes": 212_992},
         "rcv1": {"addr": "10.0.2.1", "side": "b", "recv_buffer_bytes": None},
@@ -120,16 +120,36 @@ def test_the_receive_buffer_key_is_validated_and_reaches_the_spec(
     data["sim"] = {"recv_buffer_bytes": {"guest": 212_992}}
     spec = quick_run(write_scenario(data))
     assert spec.sim is not None and spec.to_json()["sim"] == {
-        "recv_buffer_bytes": {"guest": 212_992, "host": None}
+        "recv_buffer_bytes": {"guest": 212_992, "host": None},
+        "reader_stall": {"guest": None, "host": None},
     }
     rp, site = planned(spec, tmp_path / "w")
-    s = sim_spec(rp, site, tmp_path / "w", spec.sim.recv_buffer_bytes)
+    s = sim_spec(rp, site, tmp_path / "w", spec.sim)
     assert s["nodes"]["guest"]["recv_buffer_bytes"] == 212_992
     assert s["nodes"]["host"]["recv_buffer_bytes"] is None
+    assert "reader_stall" not in s["nodes"]["guest"]  # none asked for: the contract's nodes
     assert "sim" not in quick_run().to_json()  # a scenario without the key keeps its JSON
     for bad, words in (({"guest": 100}, "sim.recv_buffer_bytes.guest"),
                        ({"client": 5000}, "sim.recv_buffer_bytes.client")):  # fmt: skip
         data["sim"] = {"recv_buffer_bytes": bad}
+        with pytest.raises(ScenarioError) as e:
+            load(write_scenario(data, "bad.yaml"))
+        assert words in str(e.value), str(e.value)
+
+
+def test_a_reader_stall_reaches_the_spec_of_its_node_only(tmp_path: Path, write_scenario) -> None:
+    data = yaml.safe_load(QUICK.read_text())
+    data["sim"] = {"reader_stall": {"guest": {"every_ms": 50, "for_ms": 5}}}
+    spec = quick_run(write_scenario(data))
+    rp, site = planned(spec, tmp_path / "w")
+    s = sim_spec(rp, site, tmp_path / "w", spec.sim)
+    assert s["nodes"]["guest"]["reader_stall"] == {"every_ms": 50.0, "for_ms": 5.0}
+    assert s["nodes"]["guest"]["recv_buffer_bytes"] is None
+    assert "reader_stall" not in s["nodes"]["host"]
+    for bad, words in (({"every_ms": 5, "for_ms": 5}, "for_ms (5) must be below every_ms (5)"),
+                       ({"every_ms": 0, "for_ms": 1}, "sim.reader_stall.guest.every_ms"),
+                       ({"every_ms": 5}, "sim.reader_stall.guest.for_ms")):  # fmt: skip
+        data["sim"] = {"reader_stall": {"guest": bad}}
         with pytest.raises(ScenarioError) as e:
             load(write_scenario(data, "bad.yaml"))
         assert words in str(e.value), str(e.value)

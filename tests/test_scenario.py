@@ -24,6 +24,7 @@ def _errors(write_scenario, data: dict) -> ScenarioError:
 def test_every_shipped_scenario_is_valid() -> None:
     files = sorted((REPO / "scenarios").glob("*.yaml"))
     assert len(files) >= 10
+    files += sorted((REPO / "scenarios" / "agreement").glob("*.yaml"))  # snakemake agreement
     for f in files:
         if "shared/data" in f.read_text() and not SHARED_DATA.is_dir():
             continue  # names real traces in ../shared/data, absent here (checked below)
@@ -165,7 +166,9 @@ def test_json_schema_validates_shipped_scenarios() -> None:
     import yaml
 
     schema = json_schema()
-    for f in sorted((REPO / "scenarios").glob("*.yaml")):
+    for f in sorted((REPO / "scenarios").glob("*.yaml")) + sorted(
+        (REPO / "scenarios" / "agreement").glob("*.yaml")
+    ):
         jsonschema.validate(yaml.safe_load(f.read_text()), schema)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({"name": "x", "bogus": 1}, schema)

@@ -1,14 +1,18 @@
-"""The workflow's sim site, planned only (`snakemake -n`): nothing runs, no root needed."""
+"""The workflow's sim site: planned (`snakemake -n`), and a tiny scenario run for real on the
+sim site up to its summary table (priolab-sim in virtual time: no root, no machine lock)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
+import yaml
 
 from tests.conftest import REPO
 
@@ -45,3 +49,85 @@ def test_a_scenario_the_sim_cannot_run_is_refused_naming_the_key(tmp_path: Path)
     assert ("scenarios/qpr-quick.yaml: settings.driving-loss0 + schemes.h2 + speeds.default "
             "→ workload.transport: 'h2' is HTTP/2 over the kernel's TCP") in r.stderr  # fmt: skip
     assert "Traceback" not in r.stderr
+
+
+def _most_runs_at_once(log: str) -> int:
+    """The most `run` jobs started and not yet finished at one point of a Snakemake log."""
+    running: set[str] = set()
+    most = 0
+    for block in re.split(r"\n(?=\[)", log):
+        if re.search(r"^(local)?rule run:", block, re.M):
+            running.add(re.search(r"jobid: (\d+)", block)[1])  # type: ignore[index]
+            most = max(most, len(running))
+        for jobid in re.findall(r"Finished jobid: (\d+) \(Rule: run\)", block):
+            running.discard(jobid)
+    return most
+
+
+def _wait_held(lock: Path) -> None:
+    """Until another process holds an exclusive flock on `lock`."""
+    import fcntl
+    import time
+
+    for _ in range(500):
+        if lock.exists():
+            with lock.open() as f:
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return
+                fcntl.flock(f, fcntl.LOCK_UN)
+        time.sleep(0.01)
+    raise AssertionError(f"nobody took {lock}")
+
+
+def test_a_tiny_scenario_runs_on_the_sim_site_to_its_summary_two_at_once(
+    tmp_path: Path,
+) -> None:
+    """The workflow for real on the sim site: two runs of a 4 s quick (w/ and w/o Pri on the
+    window-limited path), both at once on 2 cores, without the machine lock, then metrics and
+    the summary table as on the Mininet site."""
+    from priolab.paths import sim_binary
+
+    if "PRIOLAB_SIM" in os.environ:
+        pytest.skip("PRIOLAB_SIM names another binary (a fake?): this test runs the real one")
+    binary = sim_binary()
+    if not binary.is_file():
+        pytest.skip(f"priolab-sim is not built ({binary}): `make build` builds it")
+    data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
+    data.update(name="tiny", duration_s=4, repetitions=1)
+    data["workload"]["params"]["warmup_s"] = 1
+    data["matrix"] = {"setting": ["FB-4K-Low-L0.05"]}
+    scenario = tmp_path / "tiny.yaml"
+    scenario.write_text(yaml.safe_dump(data))
+    results = tmp_path / "results-sim"
+    results.mkdir()
+    (results / ".build.done").touch()  # built already (make build): the test is the workflow
+    # the machine lock (a file of this test's) held by another process all along: a sim job
+    # that took it would wait until the timeout
+    lock = tmp_path / "machine.lock"
+    holder = subprocess.Popen(["flock", str(lock), "sleep", "600"])
+    try:
+        _wait_held(lock)
+        env = {**os.environ, "PATH": f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
+               "PRIOLAB_SIM": str(binary), "PRIOLAB_MACHINE_LOCK": str(lock)}  # fmt: skip
+        r = subprocess.run(
+            [str(SNAKEMAKE), "--cores", "2", "--rerun-triggers", "mtime", "--config", "site=sim",
+             f"scenario={scenario}", f"results={results}", "--",
+             str(results / "tiny/summary.csv")],
+            cwd=REPO, capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "rule build" not in r.stderr
+    assert _most_runs_at_once(r.stderr) == 2, r.stderr[-3000:]
+    runs = pd.read_csv(results / "tiny" / "runs.csv")
+    assert sorted(runs["scheme"]) == ["nopri", "pri"] and len(runs) == 2
+    for p in runs["path"]:
+        meta = json.loads((Path(p) / "metadata.json").read_text())
+        assert meta["valid"] and meta["site"]["kind"] == "sim", meta["invalid_reasons"]
+    summary = (results / "tiny" / "summary.md").read_text()
+    assert "2 run(s) found, 2 valid, 0 excluded" in summary
+    assert "| mtp_p95_ms |" in summary

@@ -54,7 +54,9 @@ def rise_report(res: Path) -> list[str]:
     ]
 
 
-def build(res: Path, out: Path, repo: Path) -> list[Path]:
+def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list[Path]:
+    """Every generated page; `res_sim`: the sim site's results folder (the agreement page
+    reads both)."""
     for sub in ("results", "workloads"):  # generated folders only: docs/ holds hand-written pages
         if (out / sub).exists():
             shutil.rmtree(out / sub)
@@ -66,15 +68,9 @@ def build(res: Path, out: Path, repo: Path) -> list[Path]:
         p = out / "results" / f"{paper.key}.md"
         p.write_text(results.page(paper, res, out / "results", repo, commit, extra))
         written.append(p)
-    files = results.scenario_files(repo)
-    found, kinds = [], {}
-    for paper in PAPERS:
-        for n in paper.scenarios:
-            if s := results.load_scenario(res, n, files):
-                found.append(s)
-                kinds[n] = paper.kind
+    kinds = {n: paper.kind for paper in PAPERS for n in paper.scenarios}
     p = out / "results" / "agreement.md"
-    p.write_text(agreement.page(found, kinds))
+    p.write_text(agreement.page(agreement.sources([res, res_sim or res], kinds, repo)))
     written.append(p)
     # probe is the calibration's workload, not one a scenario runs
     kinds_all = sorted(k for k in WORKLOADS if k != "probe")
@@ -89,9 +85,11 @@ def build(res: Path, out: Path, repo: Path) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m analysis.book", description=__doc__)
     ap.add_argument("--results", type=Path, default=REPO_ROOT / "results")
+    ap.add_argument("--results-sim", type=Path, default=REPO_ROOT / "results-sim",
+                    help="the sim site's results (the agreement page)")  # fmt: skip
     ap.add_argument("--out", type=Path, default=REPO_ROOT / "docs")
     args = ap.parse_args(argv)
-    for p in build(args.results, args.out, REPO_ROOT):
+    for p in build(args.results, args.out, REPO_ROOT, args.results_sim):
         print(p)
     return 0
 

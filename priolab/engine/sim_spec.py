@@ -20,7 +20,7 @@ from ground.errors import UserError
 from netem.userspace import PACKET_LOG_NAME
 from priolab.engine import rundir
 from priolab.engine.plan import PlanError, Site, SiteNode
-from priolab.scenario import RecvBuffers, RunSpec, Topology
+from priolab.scenario import ReaderStall, RunSpec, SimOptions, Topology
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair
 
@@ -120,18 +120,28 @@ def sim_site(spec: RunSpec, run_dir: Path) -> Site:
     )  # fmt: skip
 
 
+def _node(addr: str, side: str, recv: int | None, stall: ReaderStall | None) -> dict[str, Any]:
+    """One node of the SPEC; `reader_stall` (beyond the contract's example) only when set."""
+    node: dict[str, Any] = {"addr": addr, "side": side, "recv_buffer_bytes": recv}
+    if stall is not None:
+        node["reader_stall"] = {"every_ms": stall.every_ms, "for_ms": stall.for_ms}
+    return node
+
+
 def sim_spec(
-    run_plan: dict[str, Any], site: Site, run_dir: Path, recv: RecvBuffers | None = None
+    run_plan: dict[str, Any], site: Site, run_dir: Path, options: SimOptions | None = None
 ) -> dict[str, Any]:
     """The SPEC.json of one planned sim run (notes/sim-contract.md). Processes keep the plan's
     order, stably sorted by start offset. A plan's `wait_for_file` has no place in it: every
-    Rust endpoint waits for its server's certificate itself (quicsetup::connect)."""
+    Rust endpoint waits for its server's certificate itself (quicsetup::connect). `options`:
+    the scenario's `sim` key (modelled receive buffers and reader stalls)."""
     rd = Path(run_dir)
-    recv = recv or RecvBuffers()
+    options = options or SimOptions()
+    recv, stall = options.recv_buffer_bytes, options.reader_stall
     nodes: dict[str, dict[str, Any]] = {}
     for p in site.pairs:
-        nodes[p.guest] = {"addr": p.guest_ip, "side": "a", "recv_buffer_bytes": recv.guest}
-        nodes[p.host] = {"addr": p.host_ip, "side": "b", "recv_buffer_bytes": recv.host}
+        nodes[p.guest] = _node(p.guest_ip, "a", recv.guest, stall.guest)
+        nodes[p.host] = _node(p.host_ip, "b", recv.host, stall.host)
     processes: list[dict[str, Any]] = []
     term_wait_s = 0.0
     for node, np_ in run_plan["nodes"].items():

@@ -115,7 +115,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         rp.out_dir, rp.partial_dir = str(out_dir), str(work)
         run_plan = rp.to_json()
         (work / rundir.PLAN).write_text(json.dumps(run_plan, indent=1))
-        spec_json = sim_spec(run_plan, site, work, spec.sim.recv_buffer_bytes if spec.sim else None)
+        spec_json = sim_spec(run_plan, site, work, spec.sim)
         (work / LINK_CONFIG).write_text(json.dumps(run_plan["link"]["applied"]["config"]))
         (work / rundir.SIM_SPEC).write_text(json.dumps(spec_json, indent=1))
         limit_s = WALL_FACTOR * float(spec_json["deadline_s"]) + WALL_MARGIN_S
