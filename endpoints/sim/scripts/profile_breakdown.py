@@ -25,15 +25,49 @@ from collections import Counter
 
 GROUPS: list[tuple[str, tuple[str, ...]]] = [
     ("tokio clock", ("tokio::time::clock", "tokio::runtime::time::source")),
-    ("crypto", ("ring::", "ring_core", "rustls::", "aes_", "gcm_", "chacha", "_aesni",
-                "aws_lc", "x25519", "ed25519")),  # fmt: skip
+    (
+        "crypto",
+        (
+            "ring::",
+            "ring_core",
+            "rustls::",
+            "aes_",
+            "gcm_",
+            "chacha",
+            "_aesni",
+            "aws_lc",
+            "x25519",
+            "ed25519",
+        ),
+    ),
     ("quinn", ("quinn_proto::", "quinn::", "quinn_udp::")),
     ("tokio", ("tokio::",)),
     ("link", ("simnet::", "linkem::")),
-    ("logs", ("core::fmt", "<std::io::buffered", "std::io::Write", "ksys_write",
-              "vfs_write", "ext4_", "__libc_write")),  # fmt: skip
-    ("app", ("rise::", "rise_core::", "dtp::", "qpr::", "moq::", "quicsetup::",
-             "priolab_sim::", "priochan::")),  # fmt: skip
+    (
+        "logs",
+        (
+            "core::fmt",
+            "<std::io::buffered",
+            "std::io::Write",
+            "ksys_write",
+            "vfs_write",
+            "ext4_",
+            "__libc_write",
+        ),
+    ),
+    (
+        "app",
+        (
+            "rise::",
+            "rise_core::",
+            "dtp::",
+            "qpr::",
+            "moq::",
+            "quicsetup::",
+            "priolab_sim::",
+            "priochan::",
+        ),
+    ),
 ]
 
 
