@@ -10,10 +10,27 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::time::Instant;
 
 /// Cheap to copy; every copy reads the same time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Clock {
     epoch_unix_ns: u64,
     start: Instant,
+    /// How it reads tokio's clock: [`tokio_now`], or the embedding program's equivalent
+    /// ([`Clock::virtual_with`]).
+    read: fn() -> Instant,
+}
+
+/// Two clocks are equal when they read the same times (however they read tokio's clock).
+impl PartialEq for Clock {
+    fn eq(&self, o: &Clock) -> bool {
+        (self.epoch_unix_ns, self.start) == (o.epoch_unix_ns, o.start)
+    }
+}
+
+impl Eq for Clock {}
+
+/// tokio's clock.
+pub fn tokio_now() -> Instant {
+    Instant::now()
 }
 
 impl Clock {
@@ -27,21 +44,30 @@ impl Clock {
         Clock {
             epoch_unix_ns,
             start: Instant::now(),
+            read: tokio_now,
         }
     }
 
     /// Virtual time: tokio's clock (paused under the sim) now is `epoch_unix_ns` since the
     /// Unix epoch. Make it inside the runtime whose clock it follows.
     pub fn virtual_from(epoch_unix_ns: u64) -> Self {
+        Self::virtual_with(epoch_unix_ns, tokio_now)
+    }
+
+    /// As [`Clock::virtual_from`], reading tokio's clock through `read`, which must return
+    /// what [`tokio_now`] would (the sim's reads it once per stretch in which the paused
+    /// clock cannot move: simnet's `clock::now`).
+    pub fn virtual_with(epoch_unix_ns: u64, read: fn() -> Instant) -> Self {
         Clock {
             epoch_unix_ns,
-            start: Instant::now(),
+            start: read(),
+            read,
         }
     }
 
     /// tokio's clock now (virtual under a paused runtime).
     pub fn now(&self) -> Instant {
-        Instant::now()
+        (self.read)()
     }
 
     /// Time on tokio's clock since this clock was made.

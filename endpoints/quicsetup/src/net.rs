@@ -15,6 +15,12 @@ use crate::udpbuf;
 /// resolves it to the node's own address and a free port as the kernel would.
 pub trait SocketFactory: Send + Sync {
     fn bind(&self, addr: SocketAddr) -> std::io::Result<Arc<dyn quinn::AsyncUdpSocket>>;
+
+    /// The quinn runtime the endpoint runs on (quinn's tokio runtime unless the factory
+    /// brings one that reads tokio's clock more cheaply).
+    fn runtime(&self) -> Arc<dyn quinn::Runtime> {
+        Arc::new(TokioRuntime)
+    }
 }
 
 #[derive(Clone)]
@@ -45,18 +51,17 @@ impl Net {
         who: &str,
         console: &Console,
     ) -> Result<Endpoint> {
-        let runtime = Arc::new(TokioRuntime);
         match self {
             Net::Kernel => {
                 let (sock, buffers) = udpbuf::bind_udp(bind, udpbuf::SOCKET_BUFFER_BYTES)?;
                 console.err(format_args!("{who}: {}", buffers.describe()));
-                Endpoint::new(config, server, sock, runtime)
+                Endpoint::new(config, server, sock, Arc::new(TokioRuntime))
             }
             Net::Injected(factory) => {
                 let sock = factory
                     .bind(bind)
                     .with_context(|| format!("binding {bind}"))?;
-                Endpoint::new_with_abstract_socket(config, server, sock, runtime)
+                Endpoint::new_with_abstract_socket(config, server, sock, factory.runtime())
             }
         }
         .with_context(|| format!("starting the QUIC endpoint on {bind}"))

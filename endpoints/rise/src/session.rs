@@ -188,6 +188,13 @@ pub async fn run(
     let mut meter_tick = ticker(Duration::from_millis(1));
     let mut regime = Regime::default();
     let mut stop = Stop::for_net(&env.net);
+    // Two timers made once and moved, not made afresh each turn: registering and removing
+    // a tokio timer per turn of this loop (a turn per datagram) was a measurable share of a
+    // sim run's CPU (endpoints/sim/README.md); they fire at the same instants either way.
+    let end_sleep = sleep_until(end_at);
+    tokio::pin!(end_sleep);
+    let core_sleep = sleep_until(t0);
+    tokio::pin!(core_sleep);
 
     let end = loop {
         if let Err(e) = feeder.pump(&mut core) {
@@ -199,11 +206,14 @@ pub async fn run(
             logs.event(&ev)?;
         }
         let wake = clock.instant_at_unix_us(core.poll_timeout());
+        if core_sleep.deadline() != wake || core_sleep.is_elapsed() {
+            core_sleep.as_mut().reset(wake);
+        }
         let meter_pending = feeder.meter.pending() > 0;
         tokio::select! {
             biased;
             s = stop.wait() => break End::Signal(s),
-            _ = sleep_until(end_at) => break End::Done,
+            _ = &mut end_sleep => break End::Done,
             r = conn.read_datagram() => match r {
                 Ok(d) => core.handle_datagram(now_us(), &d),
                 Err(e) => break classify(&e),
@@ -220,7 +230,7 @@ pub async fn run(
                     }
                 }
             }
-            _ = sleep_until(wake) => {}
+            _ = &mut core_sleep => {}
             _ = path_tick.tick() => {
                 let now = now_us();
                 logs.path(now, &PathSample::from_quinn(conn))?;

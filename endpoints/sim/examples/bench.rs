@@ -10,7 +10,7 @@
 //! virtual, wall and CPU seconds, the speed-ups and CPU per packet over the link.
 
 use priolab_sim::dgram_run::{self, DgramRun};
-use priolab_sim::{cost, report, run, spec};
+use priolab_sim::{alloc_tuning, cost, report, run, spec};
 use serde_json::{json, Value};
 
 fn main() {
@@ -42,6 +42,7 @@ fn main() {
     let link_text =
         std::fs::read_to_string(&spec.link.config).expect("the link config is readable");
     let cfg = linkem::parse_config(&link_text).expect("the link config is valid");
+    alloc_tuning::apply();
     let meter = cost::Meter::start();
     let out = run::run(&spec, cfg).expect("the run runs");
     let (wall_s, cpu_s) = meter.read();

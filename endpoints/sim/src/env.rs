@@ -17,6 +17,10 @@ impl quicsetup::SocketFactory for NodeSockets {
     fn bind(&self, addr: SocketAddr) -> io::Result<Arc<dyn quinn::AsyncUdpSocket>> {
         Ok(self.0.bind(addr)?)
     }
+
+    fn runtime(&self) -> Arc<dyn quinn::Runtime> {
+        Arc::new(simnet::SimQuinnRuntime)
+    }
 }
 
 /// The environment of one process: `seed` is the run's, made distinct per process by its

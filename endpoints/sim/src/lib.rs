@@ -3,6 +3,7 @@
 //! virtual start time; the network between them is [`simnet`] over linkem's own link core;
 //! time is tokio's paused clock. See README.md.
 
+pub mod alloc_tuning;
 pub mod apps;
 pub mod cost;
 pub mod dgram_run;

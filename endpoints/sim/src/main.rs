@@ -3,7 +3,7 @@
 //! arguments or a bad spec (the message names the file and key; nothing is written); 1 an
 //! I/O error while running.
 
-use priolab_sim::{cost, report, run, spec};
+use priolab_sim::{alloc_tuning, cost, report, run, spec};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -25,6 +25,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    alloc_tuning::apply();
     let meter = cost::Meter::start();
     let outcome = match run::run(&spec, link) {
         Ok(o) => o,

@@ -64,7 +64,7 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
     let local = LocalSet::new();
     srt.rt.block_on(local.run_until(async move {
         // Made at the origin, before anything ran: one Unix time base for every process.
-        let clock = Clock::virtual_from(spec.epoch_unix_ns);
+        let clock = Clock::virtual_with(spec.epoch_unix_ns, simnet::clock::now);
         tokio::spawn(net.clone().driver());
         let outcomes = Rc::new(RefCell::new(vec![
             ProcessOutcome::default();

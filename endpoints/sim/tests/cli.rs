@@ -191,7 +191,7 @@ fn a_small_receive_buffer_drops_a_burst_that_an_unbounded_one_takes() {
 #[test]
 fn a_bad_spec_exits_2_naming_file_and_key_and_writes_nothing() {
     let (d, p, mut v) = editable("bad");
-    v["processes"][1]["argv"][0] = json!("rise");
+    v["processes"][1]["argv"][0] = json!("no-such-program");
     let (code, err) = run_edited(&p, &v);
     assert_eq!(code, 2);
     assert!(

@@ -72,6 +72,8 @@ impl SimNet {
             match plan(now, next) {
                 Plan::Now => {}
                 Plan::Advance(t) => {
+                    // advance moves the clock at its first poll, before it yields.
+                    crate::clock::forget();
                     tokio::time::advance(std::time::Duration::from_nanos(t - now)).await;
                 }
                 Plan::Sleep(t) => self.wait(Until::Tick(t)).await,

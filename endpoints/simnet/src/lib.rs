@@ -16,6 +16,7 @@ pub mod clock;
 pub mod driver;
 pub mod net;
 mod packet_log;
+pub mod quinn_runtime;
 pub mod rcvbuf;
 pub mod runtime;
 pub mod socket;
@@ -24,6 +25,7 @@ pub mod stats;
 pub use net::{
     LinkReport, NodeNet, NodeSpec, ReaderStall, Side, SimNet, SimNetConfig, SocketReport,
 };
+pub use quinn_runtime::SimQuinnRuntime;
 pub use runtime::{build, SimRuntime};
 pub use stats::StatsOut;
 

@@ -107,6 +107,18 @@ pub(crate) struct State {
     unroutable: u64,
     finished: bool,
     errors: Vec<String>,
+    /// Buffers of datagrams already read, for the next sends (a send copies its datagram).
+    pub spare: Vec<Vec<u8>>,
+}
+
+/// How many read datagrams' buffers [`State::spare`] keeps.
+const SPARE_BUFFERS: usize = 256;
+
+/// Keep a read datagram's buffer in `spare` for a later send.
+pub(crate) fn recycle(spare: &mut Vec<Vec<u8>>, buf: Vec<u8>) {
+    if spare.len() < SPARE_BUFFERS {
+        spare.push(buf);
+    }
 }
 
 pub(crate) struct Shared {
@@ -193,6 +205,7 @@ impl SimNet {
             unroutable: 0,
             finished: false,
             errors: Vec::new(),
+            spare: Vec::new(),
         };
         Ok(SimNet {
             shared: Arc::new(Shared {
@@ -397,10 +410,13 @@ impl State {
             self.unroutable += 1;
             return Ok(());
         };
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(data);
         let pkt = Pkt {
             from,
             to,
-            data: data.to_vec(),
+            data: buf,
         };
         if dst.side == src_side {
             // Same side of the link: no emulated link between them.

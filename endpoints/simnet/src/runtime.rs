@@ -15,7 +15,7 @@
 //! - clock between boundaries with nothing due before the next one: once idle, advance to
 //!   that boundary, which puts the clock back on the grid.
 
-use crate::clock::{tokio_now, Origin};
+use crate::clock::{forget, tokio_now, Origin};
 use std::io;
 use std::sync::{Arc, Mutex};
 use std::task::Waker;
@@ -48,6 +48,8 @@ pub fn build() -> io::Result<SimRuntime> {
         .enable_time()
         .start_paused(true)
         .on_thread_park(move || {
+            // Parking is where tokio moves its paused clock.
+            forget();
             let mut s = hook.lock().expect("signal lock");
             if s.idle_armed {
                 s.idle_armed = false;
@@ -57,7 +59,10 @@ pub fn build() -> io::Result<SimRuntime> {
                 }
             }
         })
+        .on_thread_unpark(forget)
         .build()?;
+    // A reading left by an earlier runtime on this thread is not this one's time.
+    forget();
     // The paused clock has not moved: this is the timer wheel's own origin.
     let origin = Origin(rt.block_on(async { tokio_now() }));
     Ok(SimRuntime { rt, origin, signal })

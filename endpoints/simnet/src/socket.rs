@@ -83,7 +83,8 @@ impl AsyncUdpSocket for SimSocket {
         meta: &mut [RecvMeta],
     ) -> Poll<io::Result<usize>> {
         let now = self.shared.origin.now_ns();
-        let mut st = self.shared.lock();
+        let mut guard = self.shared.lock();
+        let st = &mut *guard;
         let Some(s) = st.sockets.get_mut(&self.key) else {
             return Poll::Ready(Err(io::Error::new(
                 io::ErrorKind::NotConnected,
@@ -96,7 +97,7 @@ impl AsyncUdpSocket for SimSocket {
                 s.waker = Some(cx.waker().clone());
                 s.stall_wake_ns = Some(end);
                 let next = st.next_event_ns();
-                drop(st);
+                drop(guard);
                 self.shared.poke(next);
                 return Poll::Pending;
             }
@@ -114,6 +115,7 @@ impl AsyncUdpSocket for SimSocket {
                 dst_ip: Some(self.key.ip()),
             };
             n += 1;
+            crate::net::recycle(&mut st.spare, d.data);
         }
         if n > 0 {
             return Poll::Ready(Ok(n));

@@ -397,3 +397,53 @@ fn a_stalled_reader_overflows_the_default_buffer_and_not_a_large_one() {
         (3000, 0)
     );
 }
+
+#[test]
+fn the_kept_clock_reading_is_tokios_clock_wherever_a_task_looks() {
+    // A stale reading can also stall the driver (it plans from the wrong time): a watchdog
+    // in real time turns that into a failure.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(kept_clock_mismatches()));
+    let mismatches = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the run stalled: the kept reading went stale");
+    assert_eq!(mismatches, 0);
+}
+
+/// How often simnet's kept clock reading differed from tokio's clock.
+fn kept_clock_mismatches() -> u32 {
+    let rt = simnet::build().unwrap();
+    rt.rt.block_on(async {
+        // Packets leave between the ms ticks (the driver advances the clock there) while
+        // another task's timers fire on the ticks (tokio moves the clock while parked).
+        let l = link(
+            1,
+            &direction(10_000_000, 2_300, r#"{"kind": "none"}"#, 1_000_000),
+        );
+        let net = net(&rt, l, None, None);
+        tokio::spawn(net.clone().driver());
+        let same = || simnet::clock::now() == tokio::time::Instant::now();
+        let timers = tokio::spawn(async move {
+            let mut bad = 0;
+            for k in 0..40u64 {
+                tokio::time::sleep(Duration::from_micros(300 + 97 * k)).await;
+                bad += u32::from(!same());
+                tokio::task::yield_now().await;
+                bad += u32::from(!same());
+            }
+            bad
+        });
+        let a = bind(&net, GUEST, 5000);
+        let b = bind(&net, HOST, 6000);
+        let mut bad = 0;
+        for _ in 0..20 {
+            send(&*a, addr(HOST, 6000), &[0u8; 1000]);
+            bad += u32::from(!same());
+        }
+        for _ in 0..20 {
+            recv(&net, &*b).await;
+            bad += u32::from(!same());
+        }
+        bad + timers.await.unwrap()
+    })
+}

@@ -1,0 +1,120 @@
+"""Speed of the sim site per workload: virtual ÷ wall and virtual ÷ CPU seconds.
+
+Not a test: figures to read (issue 22, item 7). Each workload is one matrix point run through
+the real harness path, `priolab run-one SCENARIO ... --site sim`, and its figures are those
+priolab-sim measured itself (metadata.json's `site`: virtual, wall and CPU seconds of the
+run, process start and the harness around it not included; the harness's own wall seconds
+are printed beside them).
+
+    PYTHONPATH=$PWD PRIOLAB_SIM=$PWD/target/release/priolab-sim \
+        nice -n 19 .venv/bin/python endpoints/sim/scripts/bench_workloads.py \
+        [--only NAME,...] [--repeat N] [--json FILE] [--keep DIR]
+
+The workloads (names for --only): quick RISE, both schemes, at the window-limited point
+FB-4K-Low-L0.05 and the ideal FB-4K-Low (30 s); DTP at 6 MB/s (seeds/001's rate, the
+pattern's nominal need, 10 s); QPR on the driving trace at 5 % GE loss, QPR-50 (20 s); MoQ
+FT at 3 Mbit/s (seeds/004's fastest link, 120 s). With --repeat N each runs N times and the
+median of each figure is printed (wall time on a shared machine is noisy; CPU less so).
+Every run must be valid, or the figures say nothing: an invalid one is reported and counted
+in the exit code (1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+
+# name -> (scenario, setting, scheme, speed); the goal in virtual ÷ wall (issue 22)
+WORKLOADS: dict[str, tuple[str, str, str, str, float]] = {
+    "rise-pri-L0.05": ("scenarios/quick.yaml", "FB-4K-Low-L0.05", "pri", "moderate", 30.0),
+    "rise-nopri-L0.05": ("scenarios/quick.yaml", "FB-4K-Low-L0.05", "nopri", "moderate", 30.0),
+    "rise-pri-ideal": ("scenarios/quick.yaml", "FB-4K-Low", "pri", "moderate", 30.0),
+    "rise-nopri-ideal": ("scenarios/quick.yaml", "FB-4K-Low", "nopri", "moderate", 30.0),
+    "dtp-6MBps": ("scenarios/dtp-quick.yaml", "6MBps", "dtp", "cubic", 30.0),
+    "qpr-driving-loss5-q50": ("scenarios/qpr-quick.yaml", "driving-loss5", "q50", "default", 30.0),
+    "moq-3M-ft": ("scenarios/moq-sports.yaml", "3M", "ft", "default", 100.0),
+}
+
+
+def run_once(name: str, results: Path) -> dict[str, Any]:
+    scenario, setting, scheme, speed, _goal = WORKLOADS[name]
+    out = results / name
+    argv = [sys.executable, "-c", "from priolab.cli import main; main()", "run-one",
+            scenario, "--setting", setting, "--scheme", scheme, "--speed", speed,
+            "--rep", "1", "--site", "sim", "--out", str(out)]  # fmt: skip
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False)
+    meta_file = out / "metadata.json"
+    if proc.returncode != 0 or not meta_file.is_file():
+        return {"valid": False, "error": (proc.stderr or proc.stdout)[-1500:]}
+    meta = json.loads(meta_file.read_text())
+    site = meta["site"]
+    return {
+        "valid": bool(meta["valid"]),
+        "invalid_reasons": meta.get("invalid_reasons", []),
+        "virtual_s": site["virtual_s"],
+        "wall_s": site["wall_s"],
+        "cpu_s": site["cpu_s"],
+        "harness_wall_s": site["harness"]["wall_s"],
+    }
+
+
+def summarize(name: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
+    goal = WORKLOADS[name][4]
+    ok = [r for r in runs if r["valid"]]
+    row: dict[str, Any] = {"workload": name, "runs": len(runs), "valid": len(ok), "goal_x": goal}
+    if ok:
+        med = {k: statistics.median(r[k] for r in ok) for k in
+               ("virtual_s", "wall_s", "cpu_s", "harness_wall_s")}  # fmt: skip
+        row.update(med)
+        row["virtual_per_wall"] = med["virtual_s"] / med["wall_s"]
+        row["virtual_per_cpu"] = med["virtual_s"] / med["cpu_s"]
+    row["problems"] = [r.get("error") or "; ".join(r["invalid_reasons"]) for r in runs
+                       if not r["valid"]]  # fmt: skip
+    return row
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--only", help="comma-separated workload names: " + ", ".join(WORKLOADS))
+    ap.add_argument("--repeat", type=int, default=1, help="runs per workload (median printed)")
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON to this file")
+    ap.add_argument("--keep", type=Path, help="keep the run folders here (default: deleted)")
+    args = ap.parse_args()
+    names = list(WORKLOADS) if not args.only else args.only.split(",")
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        ap.error(f"--only: unknown workload(s) {unknown}; known: {list(WORKLOADS)}")
+    sim = os.environ.get("PRIOLAB_SIM", str(REPO / "target" / "release" / "priolab-sim"))
+    print(f"priolab-sim: {sim}")
+    print(f"{'workload':<24} {'virtual s':>9} {'wall s':>7} {'cpu s':>7} "
+          f"{'virt/wall':>9} {'virt/cpu':>9} {'goal':>6}  valid")  # fmt: skip
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="priolab-bench-") as tmp:
+        base = args.keep or Path(tmp)
+        for name in names:
+            runs = [run_once(name, base / f"r{i}") for i in range(args.repeat)]
+            row = summarize(name, runs)
+            rows.append(row)
+            if row["valid"]:
+                print(f"{name:<24} {row['virtual_s']:>9.2f} {row['wall_s']:>7.3f} "
+                      f"{row['cpu_s']:>7.3f} {row['virtual_per_wall']:>8.1f}x "
+                      f"{row['virtual_per_cpu']:>8.1f}x {row['goal_x']:>5.0f}x  "
+                      f"{row['valid']}/{row['runs']}", flush=True)  # fmt: skip
+            for p in row["problems"]:
+                print(f"{name:<24} INVALID: {p}", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps({"sim": sim, "rows": rows}, indent=1) + "\n")
+    return 1 if any(r["problems"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
