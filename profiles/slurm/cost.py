@@ -17,6 +17,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from priolab.engine import rundir
+
 JOB_OVERHEAD_CPU_S = 4.2
 """CPU seconds a Slurm job spends around its run, measured in parts on a 2-core machine
 (docs/how-to-cluster.md, "Cost"): one job run by a local Snakemake (its start-up, the workflow
@@ -57,7 +59,7 @@ def main(argv: list[str]) -> int:
     from priolab.scenario import expand, load  # the harness, only when run as a tool
 
     results = Path(argv[0])
-    metas = [json.loads(f.read_text()) for f in sorted(results.rglob("metadata.json"))]
+    metas = [json.loads(f.read_text()) for f in sorted(results.rglob(rundir.METADATA))]
     try:
         rate = measured_rate(metas)
     except ValueError as e:

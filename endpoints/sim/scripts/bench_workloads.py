@@ -31,6 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from priolab.engine import rundir
+
 REPO = Path(__file__).resolve().parents[3]
 
 # name -> (scenario, setting, scheme, speed); the goal in virtual ÷ wall (issue 22)
@@ -52,7 +54,7 @@ def run_once(name: str, results: Path) -> dict[str, Any]:
             scenario, "--setting", setting, "--scheme", scheme, "--speed", speed,
             "--rep", "1", "--site", "sim", "--out", str(out)]  # fmt: skip
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False)
-    meta_file = out / "metadata.json"
+    meta_file = out / rundir.METADATA
     if proc.returncode != 0 or not meta_file.is_file():
         return {"valid": False, "error": (proc.stderr or proc.stdout)[-1500:]}
     meta = json.loads(meta_file.read_text())
