@@ -48,6 +48,9 @@ CANCEL_WITHIN_S = 240  # the held-back run's job must have started by then
 # Files of a run folder that hold when or where it ran, not what it measured.
 HOST_DEPENDENT = {rundir.METADATA, "sim-report.json", "node-guest.json", "node-host.json"}
 HOST_DEPENDENT_LOGS = ("priolab-sim.stdout", "priolab-sim.stderr")
+FRESH_KEY = "cert.der"
+"""The host's certificate: a fresh Ed25519 key every run (of fixed size, so no packet size or
+time depends on it; the sim site's determinism tests leave it out too)."""
 
 
 def _load(name: str):  # noqa: ANN202 (a module of profiles/slurm, loaded from its path)
@@ -198,7 +201,7 @@ def _run_files(results: Path) -> dict[str, bytes]:
     for meta in sorted(results.rglob(rundir.METADATA)):
         run = meta.parent
         for f in sorted(p for p in run.rglob("*") if p.is_file()):
-            if f.name in HOST_DEPENDENT or f.name in HOST_DEPENDENT_LOGS:
+            if f.name in HOST_DEPENDENT or f.name in HOST_DEPENDENT_LOGS or f.name == FRESH_KEY:
                 continue
             out[str(f.relative_to(results))] = f.read_bytes().replace(
                 str(results).encode(), b"RESULTS"

@@ -31,10 +31,11 @@ IN_VM_FILES = {
     "compare": "vm/intests/test_linkem_vs_netem.py",
     "ansible": "vm/intests/test_ansible_tc.py",
 }
-BUDGET = Budget(base_s=1500.0, reference_boot_s=30.0, reference_startup_s=1.0, max_scale=2.0)
+BUDGET = Budget(base_s=1500.0, reference_boot_s=30.0, reference_startup_s=1.5, max_scale=2.0)
 """The in-VM tests' time after boot: 1500 s on a host that boots in 30 s and starts a probe
-in 1 s (measured jobs took 451 s and 1,183 s after a 28 s boot), scaled up to 2x on a slower
-host (vm/run.py Budget; at most 3,060 s, within CI's 90 min)."""
+in 1.5 s, scaled up to 2x on a slower host (vm/run.py Budget; at most 3,060 s, within CI's
+90 min). Measured on an idle 2-core host: boot 21 s, probe start-up median 1.55 s, the tests
+1,022 s; with the machine loaded (load 5-8): boot 47 s, start-up 3.5 s, 1,779 s."""
 SELECT_ENV = "PRIOLAB_VM_TESTS"
 """Comma-separated keys of IN_VM_FILES to run (default all), e.g. PRIOLAB_VM_TESTS=policer,ovs
 while working on those; the others then skip, saying so. CI never sets it."""
