@@ -7,6 +7,7 @@ use crate::runtime::{Signal, SimRuntime};
 use crate::socket::SimSocket;
 use crate::stats::{StatsOut, StatsWriter, DIR_NAMES};
 use crate::FRAME_OVERHEAD_BYTES;
+use linkem::packet_log::{write_record, Fate};
 use linkem::{Direction, Event};
 use std::collections::BTreeMap;
 use std::io;
@@ -352,11 +353,18 @@ impl State {
         let Some(log) = self.packet_log.as_mut() else {
             return;
         };
-        let (pkt, at_ns, cause) = match ev {
-            Event::Sent { pkt, at_ns } => (pkt, *at_ns, None),
-            Event::Dropped { pkt, at_ns, cause } => (pkt, *at_ns, Some(*cause)),
+        let (pkt, at_ns, fate) = match ev {
+            Event::Sent { pkt, at_ns } => (pkt, *at_ns, Fate::Sent),
+            Event::Dropped { pkt, at_ns, cause } => (pkt, *at_ns, Fate::Dropped(*cause)),
         };
-        if let Err(e) = log.record(DIR_NAMES[i], pkt.arrival_ns, at_ns, pkt.bytes, cause) {
+        if let Err(e) = write_record(
+            log.out(),
+            DIR_NAMES[i],
+            pkt.arrival_ns,
+            at_ns,
+            pkt.bytes,
+            fate,
+        ) {
             self.errors.push(format!(
                 "writing the packet log: {e}; no more lines written"
             ));

@@ -5,6 +5,7 @@ pub mod config;
 pub mod delay;
 pub mod direction;
 pub mod loss;
+pub mod packet_log;
 pub mod queue;
 pub mod rate;
 pub mod stats;

@@ -6,9 +6,10 @@ use super::clock::{
     wait_readable,
 };
 use super::pace::Pacer;
-use super::packet_log::{Fate, LogTx, Record};
+use super::packet_log::{LogTx, Record};
 use super::socket::{take_rx_drops, Receiver, Sender};
-use linkem::direction::{DelayAgg, DropCause};
+use linkem::direction::DelayAgg;
+use linkem::packet_log::Fate;
 use linkem::stats::{ShellExtras, StatsTracker};
 use linkem::{Direction, Event};
 use std::io;
@@ -169,18 +170,12 @@ impl Forwarder {
                     }
                     Event::Dropped { pkt, at_ns, cause } => {
                         if self.log.enabled() {
-                            let fate = match cause {
-                                DropCause::Queue => Fate::DropQueue,
-                                DropCause::Loss => Fate::DropLoss,
-                                DropCause::Police => Fate::DropPolice,
-                                DropCause::Oversized => Fate::Oversized,
-                            };
                             self.log.log(Record {
                                 dir: self.name,
                                 arrival_ns: pkt.arrival_ns,
                                 at_ns,
                                 bytes: pkt.bytes,
-                                fate,
+                                fate: Fate::Dropped(cause),
                             });
                         }
                         pool.push(pkt.payload);

@@ -2,6 +2,7 @@
 //! channel and never block; a writer thread formats them as JSON lines. Records that do not
 //! fit are counted (`log_dropped` in the stats lines).
 
+use linkem::packet_log::{write_record, Fate};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -11,29 +12,6 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 pub const CHANNEL_RECORDS: usize = 1 << 16;
-
-#[derive(Debug, Clone, Copy)]
-pub enum Fate {
-    Sent,
-    DropQueue,
-    DropLoss,
-    DropPolice,
-    Oversized,
-    TxError,
-}
-
-impl Fate {
-    fn name(self) -> &'static str {
-        match self {
-            Fate::Sent => "sent",
-            Fate::DropQueue => "drop_queue",
-            Fate::DropLoss => "drop_loss",
-            Fate::DropPolice => "drop_police",
-            Fate::Oversized => "oversized",
-            Fate::TxError => "tx_error",
-        }
-    }
-}
 
 /// One packet's fate; times in ns since linkem started forwarding.
 #[derive(Debug, Clone, Copy)]
@@ -96,15 +74,7 @@ pub fn start(path: &Path) -> io::Result<(LogTx, JoinHandle<io::Result<()>>)> {
 
 fn write_all(rx: Receiver<Record>, mut w: BufWriter<File>) -> io::Result<()> {
     for r in rx {
-        writeln!(
-            w,
-            r#"{{"dir":"{}","t_in_us":{:.3},"t_out_us":{:.3},"bytes":{},"fate":"{}"}}"#,
-            r.dir,
-            r.arrival_ns as f64 / 1e3,
-            r.at_ns as f64 / 1e3,
-            r.bytes,
-            r.fate.name()
-        )?;
+        write_record(&mut w, r.dir, r.arrival_ns, r.at_ns, r.bytes, r.fate)?;
     }
     w.flush()
 }
