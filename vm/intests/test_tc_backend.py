@@ -104,11 +104,14 @@ def test_jitter(bench: Bench, record: dict, reorder: bool) -> None:
     assert s["min_ms"] >= delay_ms - jitter_ms
     assert s["std_ms"] > jitter_ms / 4, "the delay must vary"
     # With reordering, a 20 ms spread over packets 2 ms apart reorders most of them; FIFO
-    # jitter keeps netem's order. The bound allows 0.2 %: the probe's path under TCG (two
-    # vCPUs, veth, bridge) swapped one pair in 1,500 once in a fresh-clone CI run.
-    fifo_bound = len(p.seq) // 500
+    # jitter keeps netem's order. The probe's own path under TCG (two vCPUs, veth, bridge: a
+    # packet handed on by the other vCPU can overtake one) reorders a few by itself: 1 and
+    # then 6 of 1,500 in fresh-clone runs on an idle host. So FIFO is allowed 1 % (15), and
+    # reordering must exceed ten times that (150): a netem that ignored FIFO order would
+    # reorder hundreds, so the two cases stay an order of magnitude apart.
+    fifo_bound = len(p.seq) // 100
     if reorder:
-        assert reorderings(p) > 50 * fifo_bound
+        assert reorderings(p) > 10 * fifo_bound
     else:
         assert reorderings(p) <= fifo_bound
 
