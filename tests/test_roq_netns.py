@@ -45,6 +45,12 @@ def test_scream_over_quic_backs_off_in_the_dip_and_video_is_decoded(tmp_path: Pa
     assert m["frames_pushed"] >= m["pictures_decoded"] > 0
     assert 1 <= m["key_frames_complete"] <= m["key_frames_sent"]
     assert not (out / "guest" / "decoded.y").exists()  # replaced by the frames table
+    # the metric guards (analysis/guards.py) name metrics this real run reports
+    from analysis.guards import guard_problems, guards_for
+    from priolab.workloads.roq.analysis import ANALYSIS
+
+    guards = guards_for("priolab.workloads.roq")
+    assert guard_problems(guards, m, ANALYSIS.core_metrics) == []
     rate = __import__("pandas").read_parquet(out / "tables" / RATE_TABLE)
     before = rate[(rate["time_s"] > 4) & (rate["time_s"] < 7)]["target_bps"].mean()
     dip = rate[(rate["time_s"] > 10) & (rate["time_s"] < 12)]["target_bps"].mean()

@@ -20,10 +20,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from analysis.guards import guard_problems, guards_for
+from analysis.metrics import run_metrics
+from analysis.workload import analysis_for
 from ground import machine_lock
 from priolab import cli
 from priolab.engine import rundir
 from priolab.paths import sim_binary
+from priolab.workloads import PACKAGES
 from tests.conftest import REPO
 
 FAKE = REPO / "tests" / "fake_priolab_sim.py"
@@ -185,6 +189,15 @@ def test_the_real_sim_gives_a_valid_quick_run_and_identical_logs_twice(
     assert sorted(first) == sorted(second)
     differ = [f for f in first if first[f] != second[f]]
     assert differ == [], f"not byte-identical with one seed: {differ}"
+    _assert_guards_name_real_metrics("rise", tmp_path / "first")
+
+
+def _assert_guards_name_real_metrics(kind: str, run: Path) -> None:
+    """The workload's metric guards (analysis/guards.py) name metrics this real run reports."""
+    out = run_metrics(run)
+    assert out["valid"], out["invalid_reasons"]
+    core = analysis_for(kind).core_metrics
+    assert guard_problems(guards_for(PACKAGES[kind]), out["metrics"], core) == []
 
 
 # Every other sim workload through the real binary: its smallest scenario, shortened as the
@@ -270,6 +283,7 @@ def test_the_real_sim_is_deterministic_per_seed_for_every_workload(
     # another seed, another loss pattern: the packet log (drops) and the link's counters
     assert first["linkem-packets.log"] != other["linkem-packets.log"]
     assert first["linkem-stats.jsonl"] != other["linkem-stats.jsonl"]
+    _assert_guards_name_real_metrics(kind, tmp_path / "run0")
 
 
 @needs_real_sim

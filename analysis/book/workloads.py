@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from analysis.guards import MetricGuard, guards_for
 from priolab.workloads import PACKAGES, WORKLOADS
 
 # README headings whose sections describe parameters or metrics (copied onto the page)
@@ -103,6 +104,18 @@ def core_metrics(kind: str) -> tuple[str, ...]:
     return tuple(getattr(getattr(mod, "ANALYSIS", None), "core_metrics", ()))
 
 
+def guards_table(guards: tuple[MetricGuard, ...]) -> list[str]:
+    """What each metric could hide: the failure that flatters it and what catches it."""
+    lines = [
+        "| metric | measures | a failure that would flatter it | caught by |",
+        "|---|---|---|---|",
+    ]
+    for g in guards:
+        caught = ", ".join(f"`{c}`" for c in g.caught_by) + (f" ({g.how})" if g.how else "")
+        lines.append(f"| `{g.metric}` | {g.measures} | {g.flattered_by} | {caught} |")
+    return lines
+
+
 def page(kind: str, repo: Path) -> str:
     w = WORKLOADS[kind]
     pkg = PACKAGES[kind]
@@ -132,6 +145,19 @@ def page(kind: str, repo: Path) -> str:
         ]
     else:
         lines += ["This workload declares no core metrics; its summary lists every metric.", ""]
+    guards = guards_for(pkg)
+    lines += ["## What each metric could hide", ""]
+    if guards:
+        lines += [
+            f"From `{pkg}.guards`: read a metric together with the metrics that catch what "
+            "would flatter it (every run's metrics.json and runs.csv carry both; the tests "
+            "check both names against the metrics a real run writes).",
+            "",
+            *guards_table(guards),
+            "",
+        ]
+    else:
+        lines += ["This workload declares no metric guards (`guards.py`).", ""]
     sections = readme_sections(repo / folder / "README.md")
     if sections:
         lines += ["## From the workload's README", "", *sections, ""]
