@@ -43,6 +43,20 @@ def test_sim_runs_take_no_netns_resource_and_no_calibration(tmp_path: Path) -> N
     assert _run_jobs(mininet.stdout) and all("netns=1" in b for b in _run_jobs(mininet.stdout))
 
 
+def test_max_reps_runs_the_first_repetitions_only(tmp_path: Path) -> None:
+    """The agreement points' Mininet side runs 5 of the files' 10 repetitions (issue 22)."""
+    quick = _run_jobs(_plan("scenario=scenarios/quick.yaml", f"results={tmp_path}",
+                            "calibrate=false", "max_reps=1").stdout)  # fmt: skip
+    assert len(quick) == 4  # quick.yaml: 4 points x 4 repetitions, the first of each
+    assert all("/r1/" in b and not re.search(r"/r[2-9]/", b) for b in quick)
+    agree = _plan("scenario=agreement", f"results={tmp_path}", "calibrate=false", "max_reps=5")
+    assert agree.returncode == 0, agree.stderr[-2000:]
+    reps = {int(m) for m in re.findall(r"/r(\d+)/", agree.stdout)}
+    assert reps == {1, 2, 3, 4, 5}
+    bad = _plan("scenario=scenarios/quick.yaml", f"results={tmp_path}", "max_reps=-1")
+    assert bad.returncode != 0 and "max_reps" in bad.stdout + bad.stderr
+
+
 def test_a_scenario_the_sim_cannot_run_is_refused_naming_the_key(tmp_path: Path) -> None:
     r = _plan("site=sim", "scenario=scenarios/qpr-quick.yaml", f"results={tmp_path}")
     assert r.returncode == 2, r.stderr[-2000:]
