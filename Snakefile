@@ -42,6 +42,7 @@ localrules:
     aggregate,
     figures,
     predictor_map,
+    regime_map,
     rise_map,
     reproduction,
     book,

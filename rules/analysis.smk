@@ -71,6 +71,38 @@ rule predictor_map:
         " && {PY:q} -m priolab.workloads.rise.predictor_map {output.grid:q} {params.out:q}"
 
 
+REGIME_MAP_SCENARIO = "rise-loss-queue-map"  # scenarios/maps/rise-loss-queue.yaml
+
+
+def regime_map_runs(wildcards):
+    if REGIME_MAP_SCENARIO not in SCENARIOS:
+        raise ValueError(
+            f"regime_map draws scenario {REGIME_MAP_SCENARIO!r} (scenarios/maps/"
+            "rise-loss-queue.yaml), which this invocation did not load: add "
+            "`--config site=sim scenario=scenarios/maps`"
+        )
+    return f"{RESULTS}/{REGIME_MAP_SCENARIO}/runs.csv"
+
+
+rule regime_map:
+    """The regime map from the real endpoints (issue 22 item 9): the predictor map's cells and
+    figure, from the runs of scenarios/maps/rise-loss-queue.yaml (the predictor grid's axes) on
+    the sim site. Not part of `all`; by name:
+    `snakemake --cores 2 --config site=sim scenario=scenarios/maps regime_map`."""
+    input:
+        regime_map_runs,
+    output:
+        cells=f"{RESULTS}/regime/regime_map.csv",
+        fig=f"{RESULTS}/regime/regime_map.png",
+        pdf=f"{RESULTS}/regime/regime_map.pdf",
+        caption=f"{RESULTS}/regime/regime_map.txt",
+    params:
+        scenario_dir=f"{RESULTS}/{REGIME_MAP_SCENARIO}",
+        out=f"{RESULTS}/regime",
+    shell:
+        "{PY:q} -m priolab.workloads.rise.regime_map {params.scenario_dir:q} {params.out:q}"
+
+
 # The scenarios the regime map and the reproduction report read, where loaded (`scenario=all`
 # or a list naming them): the paper's figures on the ideal path, the same in the window-limited
 # regime, and the map's real points. The map's other axes (policer, controller, B x key frame)
@@ -129,7 +161,8 @@ rule agreement:
     results book's agreement page. Runs this site's side first; the other site's runs are read
     as they are. Not part of `all`:
         snakemake --cores 2 --config site=sim scenario=agreement agreement   (sim side)
-        snakemake --cores 2 --config scenario=agreement agreement            (Mininet side)"""
+        snakemake --cores 2 --config scenario=agreement max_reps=5 agreement (Mininet side:
+            5 of the files' 10 repetitions, as issue 22 asks; max_reps=0 runs all 10)"""
     input:
         [f"{RESULTS}/{n}/runs.csv" for n, (f, _, _) in SCENARIOS.items()
          if Path(f).parent.name == "agreement"],

@@ -123,7 +123,10 @@ def _fps(ax: plt.Axes, c: pd.DataFrame, scheme: str, title: str) -> None:
     _frame(ax, im, grid, title)
 
 
-def draw(c: pd.DataFrame, out: Path, n_seeds: int) -> list[Path]:
+def draw(
+    c: pd.DataFrame, out: Path, n_seeds: int, name: str = "predictor_map", source: str = ""
+) -> list[Path]:
+    """The map's figure; `source` replaces the caption's first sentence (what made the cells)."""
     bases = [b for b in BASELINES if f"mtp_ratio_{b}" in c]
     fig, axes = plt.subplots(len(bases), 3, figsize=(16, 4 * len(bases)), squeeze=False)
     for r, b in enumerate(bases):
@@ -135,16 +138,23 @@ def draw(c: pd.DataFrame, out: Path, n_seeds: int) -> list[Path]:
             b if r else "pri",
             f"displayed fps: {'w/ Pri' if r == 0 else BASELINES[b]}",
         )
+    source = source or "Predictor (endpoints/rise-sim, virtual time)"
     caption = (
-        "Predictor (endpoints/rise-sim, virtual time) over uplink iid loss × uplink drop-tail "
+        f"{source} over uplink iid loss × uplink drop-tail "
         f"queue depth, FB/4K/Low, B = 1 MiB, Cubic; mean of {n_seeds} seed(s) per cell. "
         "Red: the baseline is worse than w/ Pri (ratio > 1); blue: better. A stall ratio of ∞ "
         "means only the baseline stalls, 1 that neither does; 'none': w/ Pri displayed nothing "
         "after the warm-up. Right: displayed frames per second after the warm-up (top: w/ Pri; "
-        "bottom: vanilla quinn). Model, not measurement: see endpoints/README.md for what it "
-        "models and its agreement with real runs."
+        "bottom: vanilla quinn). "
+        + (
+            "Model, not measurement: see endpoints/README.md for what it models and its "
+            "agreement with real runs."
+            if name == "predictor_map"
+            else "The real endpoints and quinn over linkem's link core in virtual time: see "
+            "the agreement page for how the sim site compares with Mininet."
+        )
     )
-    return save(fig, out, "predictor_map", caption)
+    return save(fig, out, name, caption)
 
 
 def main(argv: list[str] | None = None) -> int:

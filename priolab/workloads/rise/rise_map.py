@@ -65,8 +65,12 @@ POINT_COLUMNS = [
 ]
 
 
-def _coordinates(meta: dict[str, Any]) -> tuple[str, float, float] | None:
-    """(loss model, loss %, queue BDP factor) of a run on the map's axes, else None."""
+def coordinates(
+    meta: dict[str, Any], any_fifo_drop: bool = False
+) -> tuple[str, float, float] | None:
+    """(loss model, loss %, queue BDP factor) of a run on the map's axes, else None.
+    `any_fifo_drop`: a w/o Pri run with either FIFO drop policy is on the map (the regime map
+    draws both baselines), not only vanilla quinn's head drop."""
     run = meta.get("run", {})
     up = run.get("link", {}).get("uplink", {})
     wl = run.get("workload", {})
@@ -79,7 +83,7 @@ def _coordinates(meta: dict[str, Any]) -> tuple[str, float, float] | None:
         return None
     for k, v in ON_MAP.items():
         given = wl.get(k, v)
-        if k == "fifo_drop" and wl.get("prio_guest") and wl.get("prio_host"):
+        if k == "fifo_drop" and (any_fifo_drop or (wl.get("prio_guest") and wl.get("prio_host"))):
             continue
         if given != v and not (isinstance(v, float) and math.isclose(float(given), v)):
             return None
@@ -119,7 +123,7 @@ def real_points(scenario_dirs: list[Path]) -> pd.DataFrame:
             coords = set()
             for p in g["path"]:
                 meta = json.loads((Path(p) / rundir.METADATA).read_text())
-                coords.add(_coordinates(meta))
+                coords.add(coordinates(meta))
             if len(coords) != 1 or None in coords:
                 continue
             (model, loss, q) = coords.pop()
