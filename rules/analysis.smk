@@ -88,7 +88,7 @@ rule regime_map:
     """The regime map from the real endpoints (issue 22 item 9): the predictor map's cells and
     figure, from the runs of scenarios/maps/rise-loss-queue.yaml (the predictor grid's axes) on
     the sim site. Not part of `all`; by name:
-    `snakemake --cores 2 --config site=sim scenario=scenarios/maps regime_map`."""
+    `snakemake --cores 2 regime_map --config site=sim scenario=scenarios/maps`."""
     input:
         regime_map_runs,
     output:
@@ -160,8 +160,8 @@ rule agreement:
     trees (MININET_RESULTS, SIM_RESULTS): analysis/book/agreement.py, the generator of the
     results book's agreement page. Runs this site's side first; the other site's runs are read
     as they are. Not part of `all`:
-        snakemake --cores 2 --config site=sim scenario=agreement agreement   (sim side)
-        snakemake --cores 2 --config scenario=agreement max_reps=5 agreement (Mininet side:
+        snakemake --cores 2 agreement --config site=sim scenario=agreement   (sim side)
+        snakemake --cores 2 agreement --config scenario=agreement max_reps=5 (Mininet side:
             5 of the files' 10 repetitions, as issue 22 asks; max_reps=0 runs all 10)"""
     input:
         [f"{RESULTS}/{n}/runs.csv" for n, (f, _, _) in SCENARIOS.items()

@@ -63,4 +63,6 @@ def test_the_table_pairs_both_trees_and_gives_the_ratio_with_a_ci(tmp_path: Path
 def test_without_runs_the_page_says_what_fills_it(tmp_path: Path) -> None:
     src = agreement.sources([tmp_path / "a", tmp_path / "b"], {"quick": "rise"})
     text = agreement.page(src)
-    assert "No runs are present" in text and "scenario=agreement agreement" in text
+    assert (
+        "No runs are present" in text and "agreement --config site=sim scenario=agreement" in text
+    )

@@ -42,9 +42,9 @@ KEY_METRIC = {
 """The one metric per workload the agreement is judged on (its question's answer)."""
 FILL = (
     "Run the agreement scenarios on both sites: "
-    "`snakemake --cores 2 --config site=sim scenario=agreement agreement` (sim, into "
-    "results-sim/) and `snakemake --cores 2 --config scenario=agreement agreement` (Mininet, "
-    "into results/), then `make docs`."
+    "`snakemake --cores 2 agreement --config site=sim scenario=agreement` (sim, into "
+    "results-sim/) and `snakemake --cores 2 agreement --config scenario=agreement max_reps=5` "
+    "(Mininet, into results/), then `make docs`."
 )
 
 
