@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from priolab.engine import rundir
+from ground import rundir
 
 LINKEM_SCHEMA: dict[str, str] = {
     "t_s": "float64",

@@ -1,6 +1,6 @@
 """The run engine: one shape for every place an experiment runs.
 
-`rundir` owns the run-directory layout; `judge` turns a plan and the nodes' reports into the
+`rundir` (ground/rundir.py) owns the run-directory layout; `judge` turns a plan and the nodes' reports into the
 verdict and metadata.json; `agent` (standard library only) executes one node's share of a
 plan, on a Mininet host and on a testbed node alike.
 """

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
+from ground.reasons import Code, Reason, from_metadata
 from priolab import provenance, pylock
-from priolab.engine import rundir
 from priolab.engine.judge import judge, read_link_final
-from priolab.engine.reasons import Code, Reason, from_metadata
 from priolab.workloads import WORKLOADS
 
 

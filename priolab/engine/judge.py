@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
+from ground.reasons import Code, Reason, site_error, verdict_fields
 from netem.userspace import read_stats, totals_from_finals
 from priolab.cpu import summarise
-from priolab.engine import rundir
-from priolab.engine.reasons import Code, Reason, site_error, verdict_fields
 
 LATE_START_LIMIT_S = 1.0
 """A process that started more than this after its planned time makes the run invalid."""

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ground import rundir
 from netem.linkem_config import linkem_config
 from netem.resolve import resolve_link
 from netem.tc import (
@@ -26,7 +27,6 @@ from netem.tc import (
     teardown_police_argv,
 )
 from netem.userspace import PACKET_LOG_NAME
-from priolab.engine import rundir
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair, RunContext

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from priolab.engine import rundir
+from ground import rundir
 
 CANCELLED = "cancelled by priolab-sim (the run was over, or the virtual deadline)"
 PROCESS_CPU_NOTE = (

@@ -16,9 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from ground.errors import UserError
 from netem.userspace import PACKET_LOG_NAME
-from priolab.engine import rundir
 from priolab.engine.plan import PlanError, Site, SiteNode
 from priolab.scenario import ReaderStall, RunSpec, SimOptions, Topology
 from priolab.workloads import WORKLOADS

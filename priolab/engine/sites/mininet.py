@@ -28,11 +28,11 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ground import rundir
+from ground.reasons import Reason, aborted, first_abort, site_error
 from priolab import clean as cleaning
-from priolab.engine import rundir
 from priolab.engine.finish import finish
 from priolab.engine.plan import TERM_WAIT_S, Site, SiteNode, plan
-from priolab.engine.reasons import Reason, aborted, first_abort, site_error
 from priolab.scenario import RunSpec, Topology
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import RunContext

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from ground.errors import UserError
-from priolab.engine import rundir
+from ground.reasons import Reason, aborted, first_abort, site_error
 from priolab.engine.finish import finish
 from priolab.engine.plan import plan
-from priolab.engine.reasons import Reason, aborted, first_abort, site_error
 from priolab.engine.sim_report import node_reports, run_errors, site_block
 from priolab.engine.sim_spec import LINK_CONFIG, check, sim_site, sim_spec
 from priolab.engine.sites.mininet import RunAborted, _empty_plan, on_signal

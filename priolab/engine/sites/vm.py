@@ -30,10 +30,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
+from ground.reasons import site_error
 from priolab import cpu
-from priolab.engine import rundir
 from priolab.engine.finish import finish, rejudge
-from priolab.engine.reasons import site_error
 from priolab.engine.sites.mininet import _empty_plan
 from priolab.scenario import RunSpec, input_files
 
