@@ -7,6 +7,9 @@ A run of a scenario's matrix point lives in
         plan.json          what every node was to do (engine.plan)
         node-<node>.json   what each node's agent did (engine/agent.py)
         linkem-stats.jsonl the link's counters (linkem, or the sim's link)
+        linkem.json        (userspace backend, sim) linkem's config
+        linkem-packets.log (link.packet_log) one line per packet
+        .node-<node>.tar.gz (testbed) a node's outputs, until the controller unpacks them
         tc-applied.json    (tc backend) the qdiscs applied
         logs/              <process>.stdout / .stderr of every planned process
         tables/            parquet tables analysis writes (analysis.tables, analysis.metrics)
@@ -40,8 +43,26 @@ SIM_REPORT = "sim-report.json"
 NODE_REPORT_PREFIX = "node-"
 LINK_STATS = "linkem-stats.jsonl"
 TC_APPLIED = "tc-applied.json"
+LINKEM_CONFIG = "linkem.json"
+LINKEM_READY = "linkem.ready"
+"""linkem's --ready-file: created once it forwards."""
+PACKET_LOG = "linkem-packets.log"
+"""(link.packet_log) linkem's --packet-log: one line per packet (analysis.microbursts)."""
+NODE_ARCHIVE_PREFIX = ".node-"
+ARCHIVE_SUFFIX = ".tar.gz"
 TLS_KEYLOG = "tls-keys.log"
 """(captured runs) the TLS keys of a pair's connector, SSLKEYLOGFILE format, beside the pcaps."""
+CAPTURE_PREFIX = "capture-"
+"""(capture:) tcpdump's `capture-<node>.pcap` of each endpoint."""
+STOP_FILE = ".stop"
+"""Created in a node's run folder when the run is over (nodes with only servers); removed
+before the run is promoted."""
+TC_STATS_PREFIX = "tc-stats-"
+"""(tc backend) `tc-stats-<node>.json`: a node's qdisc counters before the reset, read once by
+the judge (engine/judge.py), which removes them."""
+TC_REPLAY_PREFIX = "tc-replay-"
+"""(tc backend, trace) `tc-replay-<direction>`: the trace replayer's process name, and with
+.json its schedule."""
 REP_PREFIX = "r"
 LEVELS = ("setting", "scheme", "speed")
 """The levels below a scenario's folder, before the repetition."""
@@ -109,6 +130,34 @@ def promote(partial_dir: Path) -> Path:
 def node_report(node: str) -> str:
     """The report a node's agent writes (engine/agent.py), relative to the run folder."""
     return f"{NODE_REPORT_PREFIX}{node}.json"
+
+
+NODE_REPORTS_GLOB = f"{NODE_REPORT_PREFIX}*.json"
+"""Every node report of a run folder (`Path.glob`)."""
+
+
+def node_archive(node: str) -> str:
+    """(testbed) the archive a node's outputs arrive in, relative to the run folder."""
+    return f"{NODE_ARCHIVE_PREFIX}{node}{ARCHIVE_SUFFIX}"
+
+
+NODE_ARCHIVES_GLOB = node_archive("*")
+
+
+def capture(node: str) -> str:
+    return f"{CAPTURE_PREFIX}{node}.pcap"
+
+
+def tc_stats(node: str) -> str:
+    return f"{TC_STATS_PREFIX}{node}.json"
+
+
+TC_STATS_GLOB = tc_stats("*")
+
+
+def tc_replay(direction: str) -> str:
+    """The tc trace replayer of `direction` (uplink, downlink): its process's name."""
+    return f"{TC_REPLAY_PREFIX}{direction}"
 
 
 def write_metadata(run: Path, meta: dict[str, Any]) -> None:

@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from netem.backend import NodeExec
 from netem.model import Link
 from netem.resolve import (
@@ -457,7 +458,7 @@ class TcBackend:
             "notes": plan["notes"],
         }
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "tc-applied.json").write_text(json.dumps(applied, indent=1))
+        (run_dir / rundir.TC_APPLIED).write_text(json.dumps(applied, indent=1))
         return applied
 
     def start_traces(self) -> float | None:

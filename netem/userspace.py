@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from netem.backend import NodeExec
 from netem.linkem_config import linkem_config
 from netem.model import Link
@@ -22,7 +23,7 @@ from netem.resolve import resolve_link
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
-PACKET_LOG_NAME = "linkem-packets.log"
+PACKET_LOG_NAME = rundir.PACKET_LOG
 """linkem's per-packet log in the run dir (with `link.packet_log: true`)."""
 
 
@@ -97,11 +98,11 @@ class LinkemBackend:
         run_dir = run_dir.resolve()
         run_dir.mkdir(parents=True, exist_ok=True)
         config = linkem_config(resolved, seed)
-        config_path = run_dir / "linkem.json"
+        config_path = run_dir / rundir.LINKEM_CONFIG
         config_path.write_text(json.dumps(config))
-        self._stats_path = run_dir / "linkem-stats.jsonl"
+        self._stats_path = run_dir / rundir.LINK_STATS
         self._stderr_path = run_dir / "linkem.stderr"
-        ready = run_dir / "linkem.ready"
+        ready = run_dir / rundir.LINKEM_READY
         for p in (self._stats_path, ready):
             p.unlink(missing_ok=True)
         argv = [

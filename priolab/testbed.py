@@ -206,7 +206,7 @@ def plan_scenario(
 
 def _extract(partial: Path) -> list[str]:
     problems = []
-    for tgz in sorted(partial.glob(".node-*.tar.gz")):
+    for tgz in sorted(partial.glob(rundir.NODE_ARCHIVES_GLOB)):
         with tarfile.open(tgz) as tar:
             for m in tar.getmembers():
                 if m.name.startswith("/") or ".." in Path(m.name).parts:

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from ground import rundir
 from priolab.engine.plan import plan
 from priolab.engine.sites.mininet import AGENT, mininet_site
 from priolab.scenario import expand, load
@@ -96,6 +97,7 @@ def test_agent_honours_env_and_reports_cpu_per_process(tmp_path: Path) -> None:
     burn = "import time\nwhile time.process_time() < 0.6: pass"
     spec = {
         "node": "guest", "run_dir": str(run_dir), "deadline_s": 10, "term_wait_s": 2,
+        "report": rundir.node_report("guest"),
         "stop_file": None, "registry_dir": None, "tools": [], "check_clock": False,
         "processes": [
             {"name": "env", "argv": ["sh", "-c", "echo $PRIOLAB_X"], "start_at_s": 0,
@@ -110,7 +112,7 @@ def test_agent_honours_env_and_reports_cpu_per_process(tmp_path: Path) -> None:
     p = _agent("run", str(tmp_path / "spec.json"), "--t0", str(time.time()))
     assert p.wait(timeout=20) == 0, p.communicate()
     assert (run_dir / "logs" / "env.stdout").read_text() == "from-the-plan\n"
-    rep = json.loads((run_dir / "node-guest.json").read_text())
+    rep = json.loads((run_dir / rundir.node_report("guest")).read_text())
     by = {x["name"]: x for x in rep["processes"]}
     burn_cpu = by["burn"]["cpu"]
     assert burn_cpu["cpu_s"] >= 0.55  # it spun for 0.6 s of CPU (minus clock-tick rounding)
@@ -132,6 +134,7 @@ def test_agent_reports_the_udp_drops_its_processes_cause(tmp_path: Path) -> None
     )
     spec = {
         "node": "guest", "run_dir": str(run_dir), "deadline_s": 10, "term_wait_s": 2,
+        "report": rundir.node_report("guest"),
         "stop_file": None, "registry_dir": None, "tools": [], "check_clock": False,
         "processes": [
             {"name": "overflow", "argv": [sys.executable, "-c", overflow], "start_at_s": 0,
@@ -142,7 +145,7 @@ def test_agent_reports_the_udp_drops_its_processes_cause(tmp_path: Path) -> None
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     p = _agent("run", str(tmp_path / "spec.json"), "--t0", str(time.time()))
     assert p.wait(timeout=20) == 0, p.communicate()
-    rep = json.loads((run_dir / "node-guest.json").read_text())
+    rep = json.loads((run_dir / rundir.node_report("guest")).read_text())
     assert rep["processes"][0]["exit_code"] == 0
     c = rep["udp_counters"]
     # at least the datagrams beyond what a minimal buffer holds (others' may add, never remove)

@@ -22,9 +22,9 @@ after term_wait_s. While it runs the agent samples the machine's CPU (/proc/stat
 of its processes' CPU time (/proc/PID/stat), so a report shows what the link emulator costs
 beside each endpoint, and reads the kernel's UDP drop counters (/proc/net/snmp and snmp6 of
 the node's network namespace) before the first process starts and after the last ends. It
-writes `node-<node>.json` (what ran, exit codes, times, CPU, UDP counters, tool versions, clock
-state) into the run directory and, if the spec names an `archive`, packs
-the spec's outputs into it for the controller to fetch.
+writes the spec's `report` (the run folder's `node-<node>.json`: what ran, exit codes, times,
+CPU, UDP counters, tool versions, clock state) into the run directory and, if the spec names
+an `archive`, packs the spec's outputs into it for the controller to fetch.
 
 While it runs, the agent lists itself and every process it started in
 `<registry_dir>/<node>-<pid>.json`; `clean` stops exactly those processes (if their command
@@ -412,9 +412,9 @@ def run(spec: dict[str, Any], t0: float) -> dict[str, Any]:
         else {"chrony": None, "note": "one clock"},
         "errors": errors,
     }
-    (run_dir / f"node-{spec['node']}.json").write_text(json.dumps(result, indent=1))
+    (run_dir / spec["report"]).write_text(json.dumps(result, indent=1))
     if spec.get("archive"):
-        pack(run_dir, [*spec.get("outputs", []), f"node-{spec['node']}.json"], spec["archive"])
+        pack(run_dir, [*spec.get("outputs", []), spec["report"]], spec["archive"])
     return result
 
 

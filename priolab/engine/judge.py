@@ -258,12 +258,12 @@ def read_link_final(run: Path, plan: dict[str, Any], reports: dict[str, Any]) ->
         return linkem_final(run / rundir.LINK_STATS,
                             next((p for p in procs if p["name"] == "linkem"), None))  # fmt: skip
     stats: dict[str, Any] = {}
-    for f in sorted(run.glob("tc-stats-*.json")):
+    for f in sorted(run.glob(rundir.TC_STATS_GLOB)):
         stats.update(json.loads(f.read_text()))
         f.unlink()
     replayers = []
     for name, p in planned_processes(plan).items():
-        if name.startswith("tc-replay-"):
+        if name.startswith(rundir.TC_REPLAY_PREFIX):
             out = run / p["stdout"]
             try:
                 replayers.append(json.loads(out.read_text().strip().splitlines()[-1]))

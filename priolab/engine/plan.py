@@ -26,7 +26,6 @@ from netem.tc import (
     teardown_argv,
     teardown_police_argv,
 )
-from netem.userspace import PACKET_LOG_NAME
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair, RunContext
@@ -39,9 +38,9 @@ LINK_SETTLE_S = 1.0
 """With linkem (or a packet capture), workload processes start this long after t0, so the
 emulator is forwarding (tcpdump capturing) first (assumption: linkem binds two AF_PACKET
 sockets, tcpdump opens one, in well under a second; the judge checks linkem's ready time)."""
-CAPTURE_PREFIX = "capture-"
+CAPTURE_PREFIX = rundir.CAPTURE_PREFIX
 """Packet captures are `capture-<node>.pcap` in the run folder."""
-STOP_FILE = ".stop"
+STOP_FILE = rundir.STOP_FILE
 """Created in a node's run folder when the run is over (nodes with only servers)."""
 RUN_SENTINEL = Path("/@priolab-run@")
 """The run folder the workload plans against; replaced per node by its own run folder."""
@@ -113,6 +112,7 @@ class NodeSpec:
 
     node: str
     run_dir: str
+    report: str  # the node's report, relative to run_dir (rundir.node_report)
     deadline_s: float
     term_wait_s: float
     stop_file: str | None
@@ -215,18 +215,19 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
             emu.binaries["linkem"],
             "--iface-a", up_in,
             "--iface-b", up_out,
-            "--config", f"{rd}/linkem.json",
-            "--stats", f"{rd}/linkem-stats.jsonl",
-            "--ready-file", f"{rd}/linkem.ready",
+            "--config", f"{rd}/{rundir.LINKEM_CONFIG}",
+            "--stats", f"{rd}/{rundir.LINK_STATS}",
+            "--ready-file", f"{rd}/{rundir.LINKEM_READY}",
         ]  # fmt: skip
-        outputs = ["linkem.json", rundir.LINK_STATS, "linkem.stderr"]
+        lk_out, lk_err = rundir.log_files("linkem")
+        outputs = [rundir.LINKEM_CONFIG, rundir.LINK_STATS, lk_err]
         if spec.link.packet_log:  # per-packet log (analysis.microbursts)
-            argv += ["--packet-log", f"{rd}/{PACKET_LOG_NAME}"]
-            outputs.append(PACKET_LOG_NAME)
-        lk = _link_process("linkem", argv, ready_file=f"{rd}/linkem.ready")
-        lk.stdout, lk.stderr = "linkem.stdout", "linkem.stderr"
+            argv += ["--packet-log", f"{rd}/{rundir.PACKET_LOG}"]
+            outputs.append(rundir.PACKET_LOG)
+        lk = _link_process("linkem", argv, ready_file=f"{rd}/{rundir.LINKEM_READY}")
+        lk.stdout, lk.stderr = lk_out, lk_err
         link["processes"][emu.key] = [lk]
-        link["files"][emu.key] = {"linkem.json": config}
+        link["files"][emu.key] = {rundir.LINKEM_CONFIG: config}
         link["outputs"][emu.key] = outputs
         link["applied"] = {"backend": "userspace", "argv": argv, "config": config,
                            "resolved": resolved.to_json(), "node": emu.name}  # fmt: skip
@@ -260,13 +261,14 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
         if trace is not None:  # the tc trace replayer: a process of the shaping node
             points, period_ms, loop = trace
             sn = site.nodes[node]
-            fname = f"tc-replay-{key}.json"
+            fname = f"{rundir.tc_replay(key)}.json"
             schedule = {"dev": dev, "period_ms": period_ms, "loop": loop,
                         "steps": [{"t_ms": t, "argv": class_change_argv(dev, r)}
                                   for t, r in points]}  # fmt: skip
             argv = [sn.binaries["python"], sn.binaries["agent"], "replay",
                     f"{sn.run_dir}/{fname}"]  # fmt: skip
-            link["processes"].setdefault(node, []).append(_link_process(f"tc-replay-{key}", argv))
+            replayer = _link_process(rundir.tc_replay(key), argv)
+            link["processes"].setdefault(node, []).append(replayer)
             link["files"].setdefault(node, {})[fname] = schedule
             link["outputs"].setdefault(node, []).append(fname)
     if site.shaper == "router":
@@ -290,7 +292,7 @@ def _capture_plan(link: dict[str, Any], site: Site, snaplen_bytes: int) -> None:
         node = site.nodes[key]
         if node.iface is None:
             raise PlanError(f"capture: the site does not say which interface {key} uses")
-        pcap = f"{CAPTURE_PREFIX}{key}.pcap"
+        pcap = rundir.capture(key)
         argv = ["tcpdump", "-i", node.iface, "-s", str(snaplen_bytes), "-n", "-U", "-Z", "root",
                 "-w", f"{node.run_dir}/{pcap}"]  # fmt: skip
         p = _link_process(f"tcpdump-{key}", argv)
@@ -375,7 +377,8 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
         else:
             tools = [["tc", "-V"], ["ethtool", "--version"]]
         spec_json = NodeSpec(
-            node=k, run_dir=node.run_dir, deadline_s=deadline_s, term_wait_s=TERM_WAIT_S,
+            node=k, run_dir=node.run_dir, report=rundir.node_report(k), deadline_s=deadline_s,
+            term_wait_s=TERM_WAIT_S,
             stop_file=f"{node.run_dir}/{STOP_FILE}" if node.stop_file else None,
             processes=procs[k], tools=tools, files=link["files"].get(k, {}),
             outputs=outputs[k], archive=node.archive, registry_dir=node.registry_dir,

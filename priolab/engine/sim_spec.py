@@ -18,7 +18,6 @@ from typing import Any
 
 from ground import rundir
 from ground.errors import UserError
-from netem.userspace import PACKET_LOG_NAME
 from priolab.engine.plan import PlanError, Site, SiteNode
 from priolab.scenario import ReaderStall, RunSpec, SimOptions, Topology
 from priolab.workloads import WORKLOADS
@@ -29,7 +28,7 @@ SIM_EPOCH_UNIX_NS = 1_767_225_600_000_000_000
 times the endpoints log are the same in two runs of one scenario and seed."""
 STATS_INTERVAL_MS = 1000
 """The link's stats lines, as real linkem writes them (analysis/link.py reads per second)."""
-LINK_CONFIG = "linkem.json"
+LINK_CONFIG = rundir.LINKEM_CONFIG
 LINK_STATS = rundir.LINK_STATS
 BACKEND_REASON = "sim site: linkem's Direction core (the userspace backend's) in virtual time"
 GUEST_IP, HOST_IP = "10.0.0.1", "10.0.0.2"
@@ -169,7 +168,7 @@ def sim_spec(
             "stats": str(rd / LINK_STATS),
             "stats_interval_ms": STATS_INTERVAL_MS,
             # beyond the contract's example: linkem's per-packet log (link.packet_log), or null
-            "packet_log": str(rd / PACKET_LOG_NAME)
+            "packet_log": str(rd / rundir.PACKET_LOG)
             if run_plan["run"]["link"]["packet_log"]
             else None,
         },

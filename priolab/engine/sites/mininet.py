@@ -91,7 +91,7 @@ def _link_stats(network: Any, run_plan: dict[str, Any], work: Path) -> None:
                 stats[item["dev"]] = json.loads(res.stdout) if res.returncode == 0 else []
             except json.JSONDecodeError:
                 stats[item["dev"]] = res.stdout
-        (work / f"tc-stats-{node}.json").write_text(json.dumps(stats))
+        (work / rundir.tc_stats(node)).write_text(json.dumps(stats))
 
 
 def _wait(agents: dict[str, subprocess.Popen[bytes]], names: list[str], until: float) -> None:
@@ -200,7 +200,7 @@ def execute(
         if errors:
             _stop_agents(agents)
         elif run_plan is not None and run_plan["emulator"] in agents:
-            (work / ".stop").touch()
+            (work / rundir.STOP_FILE).touch()
             _wait(agents, [run_plan["emulator"]], time.time() + AGENT_STOP_WAIT_S)
             _stop_agents(agents)
         for f in agent_logs:
