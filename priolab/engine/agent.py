@@ -112,12 +112,15 @@ def udp_counters(proc_net: Path = Path("/proc/net")) -> dict[str, Any]:
 
 
 class CpuSampler:
-    """Samples the machine's CPU utilisation (fraction of all cores busy) and, for each
-    watched process, the share of one core it used over each interval."""
+    """Samples the machine's CPU utilisation (fraction of all cores busy, with the time.time()
+    each interval ended) and, for each watched process, the share of one core it used over
+    each interval. The project's one sampler: every node's agent, and the VM site for the
+    machine the VM runs on (priolab/cpu.py judges the samples)."""
 
     def __init__(self, interval_s: float = CPU_INTERVAL_S) -> None:
         self.interval_s = interval_s
         self.samples: list[float] = []
+        self.times: list[float] = []
         self.per_process: dict[int, list[float]] = {}
         self._last_cpu: dict[int, float] = {}
         self._lock = threading.Lock()
@@ -127,6 +130,12 @@ class CpuSampler:
     def start(self) -> CpuSampler:
         self._thread.start()
         return self
+
+    def __enter__(self) -> CpuSampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def watch(self, pid: int) -> None:
         with self._lock:
@@ -139,6 +148,7 @@ class CpuSampler:
             total, idle = _machine_cpu()
             dt = total - total0
             if dt > 0:
+                self.times.append(time.time())
                 self.samples.append(1.0 - (idle - idle0) / dt)
             total0, idle0 = total, idle
             with self._lock:
