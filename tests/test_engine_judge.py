@@ -7,6 +7,7 @@ from typing import Any
 
 from priolab.engine.judge import judge, linkem_final, tc_final
 from priolab.engine.reasons import aborted, from_metadata
+from tests.test_netem_linkem_stats import line, write
 
 
 def codes(verdict: dict[str, Any]) -> list[str]:
@@ -146,9 +147,8 @@ def test_judge_does_not_change_its_inputs() -> None:
 
 def test_link_counters(tmp_path) -> None:
     stats = tmp_path / "linkem-stats.jsonl"
-    stats.write_text(
-        '{"t_s": 1, "dir": "a_to_b", "departures": 5, "oversized": 0}\n'
-        '{"t_s": 1, "dir": "a_to_b", "departures": 9, "oversized": 1, "final": true}\n'
+    write(
+        stats, line("a_to_b", 1, departures=5), line("a_to_b", 1, True, departures=9, oversized=1)
     )
     out = linkem_final(stats, {"exit_code": 0, "stopped_by_harness": "SIGTERM"})
     assert out["uplink"]["departures"] == 9 and out["oversized_frames"] == 1

@@ -30,6 +30,7 @@ from priolab.engine.sim_spec import (
 from priolab.scenario import RecvBuffers, RunSpec, SimOptions, Topology, expand, find_run, load
 from priolab.workloads import WORKLOADS
 from tests.conftest import REPO
+from tests.test_netem_linkem_stats import line, write
 
 QUICK = REPO / "scenarios" / "quick.yaml"
 
@@ -357,8 +358,8 @@ def test_run_errors_name_what_failed_or_is_missing() -> None:
 
 def test_the_sim_link_reads_linkems_stats_format(tmp_path: Path) -> None:
     stats = tmp_path / "linkem-stats.jsonl"
-    stats.write_text('{"t_s": 1.0, "dir": "a_to_b", "departures": 5, "final": true}\n')
+    write(stats, line("a_to_b", 1.0, True, departures=5))
     out = sim_link_final(stats, REPORT)
-    assert out["uplink"] == {"departures": 5} and out["sim_counters"] == REPORT["link"]
+    assert out["uplink"]["departures"] == 5 and out["sim_counters"] == REPORT["link"]
     assert out["errors"] == ["no final stats line for b_to_a in linkem-stats.jsonl"]
     assert sim_link_final(tmp_path / "none.jsonl", None)["errors"][0].endswith("no stats file")

@@ -13,7 +13,7 @@ import pytest
 from netem.model import Link
 from netem.nsexec import NetnsExec, add_netns, del_netns, offloads_off
 from netem.probe import linkem_path
-from netem.userspace import LinkemBackend, LinkemError, read_stats, totals_from_finals
+from netem.userspace import LinkemBackend, LinkemError
 
 LINK = Link.model_validate(
     {
@@ -102,15 +102,6 @@ def test_missing_binary(tmp_path):
     be = LinkemBackend(tmp_path / "nope")
     with pytest.raises(LinkemError, match="not found"):
         be.apply(NetnsExec(None), "a", "b", LINK, base_dir=tmp_path, run_dir=tmp_path, seed=1)
-
-
-def test_stats_parsing_flags_bad_lines(tmp_path):
-    f = tmp_path / "s.jsonl"
-    f.write_text('{"dir": "a_to_b", "final": true, "oversized": 0, "arrivals": 3}\nnot json\n')
-    finals, per_second, errors = read_stats(f)
-    assert list(finals) == ["a_to_b"] and per_second == [] and len(errors) == 1
-    tot = totals_from_finals(finals)
-    assert tot["uplink"]["arrivals"] == 3 and tot["downlink"] is None
 
 
 # ----------------------------------------------------------------------------- real linkem

@@ -22,7 +22,7 @@ from typing import Any
 
 from ground import rundir
 from ground.reasons import Code, Reason, site_error, verdict_fields
-from netem.userspace import read_stats, totals_from_finals
+from netem.linkem_stats import final_counters
 from priolab.cpu import summarise
 
 LATE_START_LIMIT_S = 1.0
@@ -202,28 +202,17 @@ def judge(
 # --------------------------------------------------------------------------- link counters
 
 
-def stats_final(stats: Path) -> tuple[dict[str, Any], list[str]]:
-    """The link's final counters from a stats file in linkem's format (linkem, or the sim's
-    link, which writes the same lines), with the file's problems."""
-    finals, per_second, errors = read_stats(stats)
-    for key in ("a_to_b", "b_to_a"):
-        if key not in finals:
-            errors.append(f"no final stats line for {key} in {stats.name}")
-    out = totals_from_finals(finals)
-    out.update(stats_file=stats.name, seconds_reported=len(per_second) // 2)
-    return out, errors
-
-
 def sim_link_final(stats: Path, sim_report: dict[str, Any] | None) -> dict[str, Any]:
     """The sim's link: its stats file, and the final counters sim-report.json gives."""
-    out, errors = stats_final(stats)
-    out.update(exit_code=None, sim_counters=(sim_report or {}).get("link"), errors=errors)
+    out = final_counters(stats)
+    out.update(exit_code=None, sim_counters=(sim_report or {}).get("link"))
     return out
 
 
 def linkem_final(stats: Path, linkem: dict[str, Any] | None) -> dict[str, Any]:
     """linkem's final counters (its stats file) and whether it ran and stopped as planned."""
-    out, errors = stats_final(stats)
+    out = final_counters(stats)
+    errors = out["errors"]
     code = linkem["exit_code"] if linkem else None
     if linkem is None:
         errors.append("linkem did not run on the emulator node")
