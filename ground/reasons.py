@@ -21,6 +21,7 @@ class Code(StrEnum):
     SITE = "site"  # the site could not run or record part of the run
     ABORTED = "aborted"  # a signal stopped the run
     NO_REPORT = "no_report"  # a node's agent wrote no report
+    BAD_REPORT = "bad_report"  # a node's report does not match the contract (engine/report.py)
     NODE_ERROR = "node_error"  # a node's agent reported an error
     NOT_SELF_EXIT = "not_self_exit"  # a process that should end by itself was stopped
     EXIT_CODE = "exit_code"  # a process exited with a code it should not

@@ -66,7 +66,7 @@ class LinkemBackend:
         config_path = run_dir / rundir.LINKEM_CONFIG
         config_path.write_text(json.dumps(config))
         self._stats_path = run_dir / rundir.LINK_STATS
-        self._stderr_path = run_dir / "linkem.stderr"
+        self._stderr_path = run_dir / rundir.LINKEM_STDERR
         ready = run_dir / rundir.LINKEM_READY
         for p in (self._stats_path, ready):
             p.unlink(missing_ok=True)

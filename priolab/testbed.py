@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ground.errors import ScenarioError, problems_from
 from priolab.engine import rundir
 from priolab.engine.finish import finish as engine_finish
-from priolab.engine.plan import PlanError, Site, SiteNode, plan
+from priolab.engine.plan import PlanError, RunPlan, Site, SiteNode, plan
 from priolab.scenario import RunSpec, expand, load
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair, RunContext
@@ -162,7 +162,8 @@ def plan_run(spec: RunSpec, tb: Testbed, results: Path) -> dict[str, Any]:
                      s.pairs)  # fmt: skip
     prepared = WORKLOADS[spec.workload_kind].prepare(spec.params, ctx)
     p = plan(spec, replace(s, nodes=nodes, requested_backend=spec.link.backend), results)
-    return p.to_json() | {PREPARED_KEY: prepared}
+    p.prepared_inputs = prepared
+    return p.to_json()
 
 
 def select_runs(
@@ -221,11 +222,11 @@ def _extract(partial: Path) -> list[str]:
 def finish(partial: Path) -> dict[str, Any]:
     """Assemble metadata.json from the nodes' reports; rename `<dir>.partial` to `<dir>`."""
     partial = partial.resolve()
-    run_plan = json.loads((partial / rundir.PLAN).read_text())
+    run_plan = RunPlan.read(partial / rundir.PLAN)
     problems = _extract(partial)
     shutil.rmtree(partial / ".transfer", ignore_errors=True)  # files copied between nodes
     return engine_finish(partial, run_plan, site_errors=problems,
-                         extra={"inputs": run_plan.get(PREPARED_KEY, {})})  # fmt: skip
+                         extra={"inputs": run_plan.prepared_inputs or {}})  # fmt: skip
 
 
 def needs(scenarios: list[Path]) -> dict[str, list[str]]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from priolab.engine import rundir
 from priolab.engine.finish import finish, rejudge
 from priolab.engine.reasons import Code, Reason, from_metadata, kind, verdict_fields, without
+from tests.engine_plans import node_report, run_plan
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -57,8 +58,8 @@ def _run_folder(tmp_path: Path) -> Path:
     report = {"processes": [{"name": "client", "planned_start_time": t0, "start_time": t0,
                              "end_time": t0 + 10, "exit_code": 0, "stopped_by_harness": None}],
               "cpu_samples": [0.2] * 20, "cpu_interval_s": 0.5, "errors": []}  # fmt: skip
-    (work / rundir.node_report("guest")).write_text(json.dumps(report))
-    (work / rundir.PLAN).write_text(json.dumps(plan))
+    (work / rundir.node_report("guest")).write_text(node_report("guest", report).model_dump_json())
+    (work / rundir.PLAN).write_text(json.dumps(run_plan(plan).to_json()))
     return work
 
 

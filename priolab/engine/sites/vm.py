@@ -24,7 +24,6 @@ Every boot uses both host cores: run it under the machine-wide netns lock.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from ground.reasons import site_error
 from priolab import cpu
 from priolab.engine.agent import CpuSampler
 from priolab.engine.finish import finish, rejudge
+from priolab.engine.plan import RunPlan
 from priolab.engine.sites.mininet import _empty_plan
 from priolab.scenario import RunSpec, input_files
 
@@ -125,7 +125,7 @@ def run_one_in_vm(
         why = (f"the VM run did not finish: {res.summary()}\n"
                f"{str(first.get('stderr', ''))[-1500:] or res.guest_log[-1500:]}")  # fmt: skip
         plan_path = work / rundir.PLAN
-        plan = (json.loads(plan_path.read_text()) if plan_path.exists()
+        plan = (RunPlan.read(plan_path) if plan_path.exists()
                 else _empty_plan(spec, out_dir, work, backend, backend, "vm site"))  # fmt: skip
         finish(work, plan, site_errors=[site_error(why)], promote=False)
     meta = rundir.read_metadata(work)
