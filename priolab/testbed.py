@@ -45,6 +45,8 @@ not built, not installed."""
 ROUTER_PROGRAMS = ("linkem",)
 AGENT_FILE = "priolab_node.py"
 """The name the endpoints role installs the node agent (priolab/engine/agent.py) under."""
+REPLAY_FILE = "priolab_replay.py"
+"""The name the endpoints role installs tc's trace replayer (netem/replay.py) under."""
 
 
 class Strict(BaseModel):
@@ -112,7 +114,8 @@ def site(tb: Testbed) -> Site:
         return SiteNode(
             key=key, name=n.name, run_dir="", registry_dir=f"{n.run_root}/.pids",
             binaries={"linkem": f"{n.bin_dir}/linkem", "python": tb.python,
-                      "agent": f"{n.bin_dir}/{AGENT_FILE}"},
+                      "agent": f"{n.bin_dir}/{AGENT_FILE}",
+                      "replay": f"{n.bin_dir}/{REPLAY_FILE}"},
             stop_file=stop, inputs_dir=f"{n.run_root}/{rundir.INPUTS}", bin_dir=n.bin_dir,
             iface=iface,
         )  # fmt: skip

@@ -15,7 +15,7 @@ import yaml
 
 from ground import rundir
 from priolab.engine.plan import plan
-from priolab.engine.sites.mininet import AGENT, mininet_site
+from priolab.engine.sites.mininet import AGENT, REPLAY, mininet_site
 from priolab.scenario import expand, load
 from priolab.workloads.base import Pair
 from tests.conftest import REPO
@@ -65,7 +65,8 @@ def test_a_trace_on_tc_is_replayed_by_a_process_of_the_plan(tmp_path: Path) -> N
     path.write_text(yaml.safe_dump(data))
     p = _mininet_plan(path, "tc", tmp_path)
     (rep,) = p["nodes"]["emu"]["spec"]["processes"]
-    assert rep["name"] == "tc-replay-uplink" and rep["argv"][1:3] == [str(AGENT), "replay"]
+    assert rep["name"] == "tc-replay-uplink" and rep["argv"][1] == str(REPLAY)
+    assert rep["argv"][2] == f"{tmp_path}/r1.partial/tc-replay-uplink.json"
     sched = p["nodes"]["emu"]["spec"]["files"]["tc-replay-uplink.json"]
     assert [s["t_ms"] for s in sched["steps"]] == [0, 1000]
     assert sched["steps"][1]["argv"][:6] == ["tc", "class", "change", "dev", "emu-eth1", "parent"]
@@ -82,7 +83,8 @@ def test_replay_keeps_time_until_stopped(tmp_path: Path) -> None:
     steps = [{"t_ms": t, "argv": ["sh", "-c", f"echo {t} >> {out}"]} for t in (0, 100, 200)]
     f = tmp_path / "s.json"
     f.write_text(json.dumps({"steps": steps, "period_ms": 300, "loop": False}))
-    p = _agent("replay", str(f))
+    p = subprocess.Popen([sys.executable, str(REPLAY), str(f)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)  # fmt: skip
     time.sleep(0.6)
     assert p.poll() is None  # a process of the plan: it ends when stopped
     p.send_signal(signal.SIGTERM)

@@ -10,8 +10,6 @@ agent only executes a spec:
     agent.py run SPEC.json --t0 EPOCH_S
     agent.py run SPEC.json --go FILE     (wait for FILE, which holds t0)
     agent.py clean RUN_ROOT
-    agent.py replay SCHEDULE.json        (a process of a plan: timed argv lists, e.g. tc's
-                                          trace replayer, until SIGTERM)
 
 Every process starts at t0 + start_at_s (after its wait_for_file exists, if any) with the
 spec's `env` added to the agent's environment, writes stdout/stderr to the files the spec
@@ -436,46 +434,13 @@ def pack(run_dir: Path, outputs: list[str], archive: str) -> None:
                 tar.add(str(path), arcname=rel)
 
 
-def replay(schedule: dict[str, Any]) -> dict[str, Any]:
-    """Run timed argv lists until SIGTERM: `steps` [{"t_ms", "argv"}] from this process's
-    start, repeated every `period_ms` if `loop`. The planner computes every argv (e.g. tc's
-    `class change` of netem/tc.py); this only keeps time. Prints a JSON summary at the end."""
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda s, f: stop.set())
-    signal.signal(signal.SIGINT, lambda s, f: stop.set())
-    t0 = time.monotonic()
-    changes, errors, cycle = 0, [], 0
-    steps = schedule["steps"]
-    while not stop.is_set() and steps:
-        for i, step in enumerate(steps):
-            if cycle == 0 and i == 0 and schedule.get("skip_first", True):
-                continue  # the first step is applied with the link
-            due = t0 + (cycle * schedule["period_ms"] + step["t_ms"]) / 1000.0
-            if stop.wait(max(0.0, due - time.monotonic())):
-                break
-            r = subprocess.run(step["argv"], capture_output=True, text=True, check=False)
-            changes += 1
-            if r.returncode != 0 and len(errors) < 10:
-                errors.append(r.stderr.strip())
-        if not schedule.get("loop", False):
-            break
-        cycle += 1
-    stop.wait()  # a process of the plan: it ends when the agent stops it
-    return {"changes": changes, "errors": errors}
-
-
 def main(argv: list[str]) -> int:
-    if len(argv) == 2 and argv[0] == "replay":
-        out = replay(json.loads(Path(argv[1]).read_text()))
-        print(json.dumps(out), flush=True)
-        return 0
     if len(argv) == 2 and argv[0] == "clean":
         print(json.dumps(clean(Path(argv[1]))))
         return 0
     if len(argv) != 4 or argv[0] != "run" or argv[2] not in ("--t0", "--go"):
         print(
-            "usage: agent.py run SPEC.json --t0 EPOCH_S | --go FILE; clean RUN_ROOT; "
-            "replay SCHEDULE.json",
+            "usage: agent.py run SPEC.json --t0 EPOCH_S | --go FILE; clean RUN_ROOT",
             file=sys.stderr,
         )
         return 2

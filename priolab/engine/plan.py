@@ -24,7 +24,7 @@ from netem.resolve import resolve_link
 from netem.tc import (
     BRIDGE_NAME,
     TcBackend,
-    class_change_argv,
+    replay_schedule,
     teardown_argv,
     teardown_police_argv,
 )
@@ -310,11 +310,8 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
             points, period_ms, loop = trace
             sn = site.nodes[node]
             fname = f"{rundir.tc_replay(key)}.json"
-            schedule = {"dev": dev, "period_ms": period_ms, "loop": loop,
-                        "steps": [{"t_ms": t, "argv": class_change_argv(dev, r)}
-                                  for t, r in points]}  # fmt: skip
-            argv = [sn.binaries["python"], sn.binaries["agent"], "replay",
-                    f"{sn.run_dir}/{fname}"]  # fmt: skip
+            schedule = replay_schedule(dev, points, period_ms, loop)
+            argv = [sn.binaries["python"], sn.binaries["replay"], f"{sn.run_dir}/{fname}"]
             replayer = _link_process(rundir.tc_replay(key), argv)
             link["processes"].setdefault(node, []).append(replayer)
             link["files"].setdefault(node, {})[fname] = schedule

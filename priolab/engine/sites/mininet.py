@@ -30,6 +30,7 @@ from typing import Any
 
 from ground import rundir
 from ground.reasons import Reason, aborted, first_abort, site_error
+from netem import replay
 from priolab import clean as cleaning
 from priolab.engine.finish import finish
 from priolab.engine.plan import TERM_WAIT_S, Command, LinkPlan, RunPlan, Site, SiteNode, plan
@@ -38,6 +39,8 @@ from priolab.workloads import WORKLOADS
 from priolab.workloads.base import RunContext
 
 AGENT = Path(__file__).resolve().parent.parent / "agent.py"
+REPLAY = Path(replay.__file__).resolve()
+"""tc's trace replayer, a process of a plan with a trace on tc (netem/replay.py)."""
 START_MARGIN_S = 0.5
 """t0 is this far after the agents are launched (assumption: a stdlib Python starts in
 well under 0.5 s; the judge flags a process that starts > 1 s late). The environment
@@ -58,7 +61,8 @@ def mininet_site(network: Any, spec: RunSpec, work: Path, backend: str, why: str
     """The nodes that have a share of the plan: every pair's ends and the emulator."""
     from netem.probe import linkem_path
 
-    binaries = {"linkem": str(linkem_path()), "python": sys.executable, "agent": str(AGENT)}
+    binaries = {"linkem": str(linkem_path()), "python": sys.executable, "agent": str(AGENT),
+                "replay": str(REPLAY)}  # fmt: skip
     keys = [n for p in network.pairs for n in (p.guest, p.host)] + ["emu"]
     ifaces = network.interfaces()
     nodes = {
