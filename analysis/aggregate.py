@@ -36,7 +36,7 @@ from analysis.logs import AnalysisError, workload_kind
 from analysis.rundirs import Run, find_run_dirs, load_run
 from analysis.stats import N_RESAMPLES, SEED, bootstrap_ci
 from analysis.workload import WorkloadAnalysis, analysis_for
-from priolab.engine.reasons import kind
+from ground.reasons import kind
 
 SUMMARY_COLUMNS = [
     "setting", "metric", "scheme", "value", "ci_low", "ci_high", "n_runs", "n_excluded",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from priolab.engine import rundir
+from ground import rundir
 
 
 @dataclass(frozen=True)

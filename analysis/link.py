@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.logs import read_linkem_stats
-from priolab.engine import rundir
+from ground import rundir
 
 LINKEM_FILE = rundir.LINK_STATS
 DIRECTION = {"a_to_b": "up", "b_to_a": "down"}

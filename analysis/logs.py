@@ -1,7 +1,8 @@
 """Read one run directory's raw logs, checked against the documented schema.
 
 The generic readers: a CSV log against the schema its workload gives
-(priolab/workloads/<kind>/), the linkem stats JSON lines (netem/README.md), JSON files and
+(priolab/workloads/<kind>/), the linkem stats JSON lines (as netem/linkem_stats.py reads
+them), JSON files and
 metadata.json (priolab/engine/finish.py). A missing or empty file is not an
 error (an invalid run may have no logs): it reads as an empty table with the right columns.
 A file that is there but malformed raises AnalysisError naming the file, the line or column,
@@ -18,26 +19,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from priolab.engine import rundir
+from ground import rundir
+from netem import linkem_stats
 
-LINKEM_SCHEMA: dict[str, str] = {
-    "t_s": "float64",
-    "dir": "str",
-    "arrivals": "int64",
-    "departures": "int64",
-    "bytes_out": "int64",
-    "drops_queue": "int64",
-    "drops_loss": "int64",
-    "drops_police": "int64",
-    "oversized": "int64",
-    "queue_bytes": "int64",
-    "queue_delay_ms_mean": "float64",
-    "queue_delay_ms_max": "float64",
-    "final": "bool",
-}
-# keys an older linkem did not write, and the value that means "none happened" then
-LINKEM_OPTIONAL: dict[str, object] = {"final": False, "drops_police": 0}
-LINKEM_DIRS = {"a_to_b", "b_to_a"}  # a_to_b = uplink (Guest → Host) in the access topology
+LINKEM_SCHEMA = linkem_stats.SCHEMA
+"""The columns of the linkem table (netem/linkem_stats.py reads and checks the lines)."""
 
 
 class AnalysisError(ValueError):
@@ -128,37 +114,14 @@ def read_csv_checked(
 
 
 def read_linkem_stats(path: Path) -> pd.DataFrame:
-    """linkem --stats JSON lines → one row per line. Missing/empty file → empty table."""
-    if not path.is_file():
+    """linkem --stats JSON lines → one row per line (netem/linkem_stats.py reads them); a bad
+    line is an AnalysisError naming the file and the line. Missing/empty file → empty table."""
+    stats = linkem_stats.read(path)
+    if stats.exists and stats.errors:
+        raise AnalysisError(stats.errors[0])
+    if not stats.lines:
         return empty_frame(LINKEM_SCHEMA)
-    rows: list[dict[str, Any]] = []
-    for i, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise AnalysisError(f"{path}: line {i}: not JSON: {e.msg}") from e
-        if not isinstance(obj, dict):
-            raise AnalysisError(f"{path}: line {i}: expected a JSON object")
-        missing = [k for k in LINKEM_SCHEMA if k not in obj and k not in LINKEM_OPTIONAL]
-        if missing:
-            raise AnalysisError(
-                f"{path}: line {i}: missing key(s) {missing}; expected {list(LINKEM_SCHEMA)} "
-                "(netem/README.md)"
-            )
-        if obj["dir"] not in LINKEM_DIRS:
-            raise AnalysisError(
-                f"{path}: line {i}: key 'dir' is {obj['dir']!r}, allowed {sorted(LINKEM_DIRS)}"
-            )
-        row = {k: obj.get(k, LINKEM_OPTIONAL.get(k)) for k in LINKEM_SCHEMA}
-        for k, t in LINKEM_SCHEMA.items():
-            if t in ("int64", "float64") and not isinstance(row[k], int | float):
-                raise AnalysisError(f"{path}: line {i}: key {k!r} must be a number")
-        rows.append(row)
-    if not rows:
-        return empty_frame(LINKEM_SCHEMA)
-    df = pd.DataFrame(rows)
+    df = pd.DataFrame([{k: x[k] for k in LINKEM_SCHEMA} for x in stats.lines])
     return df.astype({k: ("object" if t == "str" else t) for k, t in LINKEM_SCHEMA.items()})
 
 

@@ -20,8 +20,8 @@ from typing import Any
 
 from analysis.logs import AnalysisError, read_json, read_metadata, workload_kind
 from analysis.workload import analysis_for
-from priolab.engine import rundir
-from priolab.engine.reasons import Code, Reason, from_metadata
+from ground import rundir
+from ground.reasons import Code, Reason, from_metadata
 
 NAN = float("nan")
 TABLES_DIR = rundir.TABLES

@@ -34,8 +34,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from analysis.logs import AnalysisError  # noqa: E402
+from ground import rundir  # noqa: E402
 
-PACKET_LOG = "linkem-packets.log"
+PACKET_LOG = rundir.PACKET_LOG
 FIGURE_NAME = "microbursts"
 DIRECTIONS = {"a_to_b": "uplink (Guest → Host)", "b_to_a": "downlink (Host → Guest)"}
 FATES = {"sent", "drop_queue", "drop_loss", "drop_police", "oversized", "tx_error"}
@@ -117,7 +118,7 @@ def default_start_s(log: pd.DataFrame, span_s: float) -> float:
 
 def configured_rates_mbps(run_dir: Path) -> dict[str, float]:
     """Each direction's constant or policer rate from RUN_DIR/linkem.json (if any)."""
-    p = run_dir / "linkem.json"
+    p = run_dir / rundir.LINKEM_CONFIG
     try:
         cfg = json.loads(p.read_text())
     except (OSError, json.JSONDecodeError):

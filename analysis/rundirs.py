@@ -9,8 +9,8 @@ from typing import Any
 from analysis.logs import AnalysisError, read_metadata, workload_kind
 from analysis.metrics import read_metrics, run_metrics
 from analysis.workload import analysis_for
-from priolab.engine import rundir
-from priolab.engine.reasons import Code, Reason, from_metadata
+from ground import rundir
+from ground.reasons import Code, Reason, from_metadata
 
 
 @dataclass

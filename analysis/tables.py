@@ -17,7 +17,7 @@ from pathlib import Path
 
 from analysis.logs import AnalysisError, read_metadata, workload_kind
 from analysis.workload import analysis_for
-from priolab.engine import rundir
+from ground import rundir
 
 TABLES_DIR = rundir.TABLES
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from analysis.link import linkem_metrics, linkem_table
 from analysis.logs import AnalysisError
-from priolab.engine import rundir
+from ground import rundir
 
 if TYPE_CHECKING:
     from analysis.rundirs import Run

@@ -33,14 +33,15 @@ import functools
 import json
 import math
 import subprocess
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from netem.backend import NodeExec
 from netem.model import Link
+from netem.replay import Replayer
 from netem.resolve import (
     MAX_FRAME_BYTES,
     ConstantRate,
@@ -285,52 +286,14 @@ def teardown_police_argv(dev: str) -> list[str]:
     return ["tc", "qdisc", "del", "dev", dev, "clsact"]
 
 
-class TraceReplayer:
-    """Changes the HTB class rate at each step of a schedule, on a thread, until stop()."""
-
-    def __init__(
-        self,
-        node: NodeExec,
-        dev: str,
-        points: Sequence[tuple[int, int]],
-        period_ms: int,
-        loop: bool,
-        *,
-        clock: Any = time.monotonic,
-    ) -> None:
-        self.node, self.dev, self.points = node, dev, list(points)
-        self.period_ms, self.loop, self.clock = period_ms, loop, clock
-        self.errors: list[str] = []
-        self.changes = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self, t0: float | None = None) -> None:
-        self._t0 = self.clock() if t0 is None else t0
-        self._thread = threading.Thread(target=self._run, name=f"tc-trace-{self.dev}", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        cycle = 0
-        while not self._stop.is_set():
-            for i, (t_ms, rate) in enumerate(self.points):
-                if cycle == 0 and i == 0:
-                    continue  # applied with the class
-                due = self._t0 + (cycle * self.period_ms + t_ms) / 1000.0
-                if self._stop.wait(max(0.0, due - self.clock())):
-                    return
-                res = self.node.run(class_change_argv(self.dev, rate), check=False)
-                self.changes += 1
-                if res.returncode != 0 and len(self.errors) < 10:
-                    self.errors.append(res.stderr.strip())
-            if not self.loop:
-                return
-            cycle += 1
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
+def replay_schedule(
+    dev: str, points: Sequence[tuple[int, int]], period_ms: int, loop: bool
+) -> dict[str, Any]:
+    """A trace's schedule for the replayer (netem/replay.py): at each point's time, the HTB
+    class's rate changes to the point's (`class_change_argv`); the first point is applied with
+    the class itself."""
+    steps = [{"t_ms": t, "argv": class_change_argv(dev, r)} for t, r in points]
+    return {"dev": dev, "period_ms": period_ms, "loop": loop, "skip_first": True, "steps": steps}
 
 
 class TcError(RuntimeError):
@@ -374,7 +337,7 @@ class TcBackend:
         self.defer_traces = defer_traces
         self._node: NodeExec | None = None
         self._devs: list[str] = []
-        self._replayers: list[TraceReplayer] = []
+        self._replayers: list[Replayer] = []
         self._bridge = False
 
     def plan(
@@ -445,7 +408,8 @@ class TcBackend:
         for key in ("uplink", "downlink"):
             tr = plan[key]["trace"]
             if tr is not None:
-                self._replayers.append(TraceReplayer(node, plan[key]["dev"], tr[0], tr[1], tr[2]))
+                schedule = replay_schedule(plan[key]["dev"], *tr)
+                self._replayers.append(Replayer(schedule, functools.partial(node.run, check=False)))
         if not self.defer_traces:
             self.start_traces()
         applied = {
@@ -457,7 +421,7 @@ class TcBackend:
             "notes": plan["notes"],
         }
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "tc-applied.json").write_text(json.dumps(applied, indent=1))
+        (run_dir / rundir.TC_APPLIED).write_text(json.dumps(applied, indent=1))
         return applied
 
     def start_traces(self) -> float | None:

@@ -14,56 +14,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from netem.backend import NodeExec
 from netem.linkem_config import linkem_config
+from netem.linkem_stats import final_counters
 from netem.model import Link
 from netem.probe import linkem_path
 from netem.resolve import resolve_link
 
 READY_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 10.0
-PACKET_LOG_NAME = "linkem-packets.log"
+PACKET_LOG_NAME = rundir.PACKET_LOG
 """linkem's per-packet log in the run dir (with `link.packet_log: true`)."""
 
 
 class LinkemError(RuntimeError):
     pass
-
-
-def read_stats(path: Path) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], list[str]]:
-    """(final line per direction, per-second lines, parse errors) from a linkem stats file."""
-    finals: dict[str, dict[str, Any]] = {}
-    per_second: list[dict[str, Any]] = []
-    errors: list[str] = []
-    if not path.exists():
-        return finals, per_second, [f"{path}: no stats file"]
-    for i, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as e:
-            errors.append(f"{path}:{i}: {e}")
-            continue
-        if rec.get("final"):
-            finals[str(rec.get("dir"))] = rec
-        else:
-            per_second.append(rec)
-    return finals, per_second, errors
-
-
-def totals_from_finals(finals: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name, key in (("uplink", "a_to_b"), ("downlink", "b_to_a")):
-        rec = finals.get(key)
-        # the contract's counters, plus any others linkem reports (e.g. rx_drops)
-        out[name] = (
-            {k: v for k, v in rec.items() if k not in ("t_s", "dir", "final")} if rec else None
-        )
-    out["oversized_frames"] = sum(
-        int(finals[k].get("oversized", 0)) for k in ("a_to_b", "b_to_a") if k in finals
-    )
-    return out
 
 
 class LinkemBackend:
@@ -97,11 +63,11 @@ class LinkemBackend:
         run_dir = run_dir.resolve()
         run_dir.mkdir(parents=True, exist_ok=True)
         config = linkem_config(resolved, seed)
-        config_path = run_dir / "linkem.json"
+        config_path = run_dir / rundir.LINKEM_CONFIG
         config_path.write_text(json.dumps(config))
-        self._stats_path = run_dir / "linkem-stats.jsonl"
-        self._stderr_path = run_dir / "linkem.stderr"
-        ready = run_dir / "linkem.ready"
+        self._stats_path = run_dir / rundir.LINK_STATS
+        self._stderr_path = run_dir / rundir.LINKEM_STDERR
+        ready = run_dir / rundir.LINKEM_READY
         for p in (self._stats_path, ready):
             p.unlink(missing_ok=True)
         argv = [
@@ -168,17 +134,8 @@ class LinkemBackend:
                 errors.append(f"linkem exited with code {code}: {self._stderr()}")
         if self._stats_path is None:
             return {"oversized_frames": 0, "errors": ["never applied"]}
-        finals, per_second, parse_errors = read_stats(self._stats_path)
-        errors += parse_errors
-        for key in ("a_to_b", "b_to_a"):
-            if key not in finals:
-                errors.append(f"no final stats line for {key} in {self._stats_path}")
-        result = totals_from_finals(finals)
-        result.update(
-            exit_code=code,
-            stats_file=str(self._stats_path),
-            seconds_reported=len(per_second) // 2,
-            errors=errors,
-        )
+        result = final_counters(self._stats_path)
+        result.update(exit_code=code, stats_file=str(self._stats_path),
+                      errors=errors + result["errors"])  # fmt: skip
         self._result = result
         return result

@@ -1,9 +1,14 @@
-"""Whole-machine CPU utilisation sampled from /proc/stat while a run is live."""
+"""The CPU-saturation rule, applied to whole-machine CPU utilisation samples.
+
+The samples come from the one sampler, the node agent's (`engine/agent.py` `CpuSampler`,
+/proc/stat): each node's agent samples its machine during a run, and the VM site samples the
+machine the VM runs on (`during`)."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
+
+from priolab.engine.agent import CpuSampler
 
 # A run is invalid if the machine's CPU was saturated: the mean utilisation over the run
 # reached MEAN_LIMIT, or more than BUSY_SHARE_LIMIT of the samples were at BUSY_SAMPLE
@@ -14,38 +19,14 @@ BUSY_SAMPLE = 0.98
 BUSY_SHARE_LIMIT = 0.20
 
 
-def _read() -> tuple[int, int]:
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
-    return sum(fields), idle
-
-
-class CpuSampler:
-    def __init__(self, interval_s: float = 0.5) -> None:
-        self.interval_s = interval_s
-        self.samples: list[float] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def start(self) -> CpuSampler:
-        self._thread.start()
-        return self
-
-    def _loop(self) -> None:
-        total0, idle0 = _read()
-        while not self._stop.wait(self.interval_s):
-            total, idle = _read()
-            dt = total - total0
-            if dt > 0:
-                self.samples.append(1.0 - (idle - idle0) / dt)
-            total0, idle0 = total, idle
-
-    def stop(self) -> dict[str, Any]:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=2)
-        return summarise(self.samples, self.interval_s)
+def during(sampler: CpuSampler, start: float | None, stop: float | None) -> dict[str, Any]:
+    """The summary (and verdict) of a sampler's samples taken between `start` and `stop`
+    (time.time(); a sample ends its interval, so one interval past `stop` still counts)."""
+    if start is None or stop is None:
+        return summarise([], sampler.interval_s)
+    picked = [u for t, u in zip(sampler.times, sampler.samples, strict=False)
+              if start <= t <= stop + sampler.interval_s]  # fmt: skip
+    return summarise(picked, sampler.interval_s)
 
 
 def summarise(samples: list[float], interval_s: float) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ground.errors import ScenarioError, problems_from
 from priolab.engine import rundir
 from priolab.engine.finish import finish as engine_finish
-from priolab.engine.plan import PlanError, Site, SiteNode, plan
+from priolab.engine.plan import PlanError, RunPlan, Site, SiteNode, plan
 from priolab.scenario import RunSpec, expand, load
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair, RunContext
@@ -45,6 +45,8 @@ not built, not installed."""
 ROUTER_PROGRAMS = ("linkem",)
 AGENT_FILE = "priolab_node.py"
 """The name the endpoints role installs the node agent (priolab/engine/agent.py) under."""
+REPLAY_FILE = "priolab_replay.py"
+"""The name the endpoints role installs tc's trace replayer (netem/replay.py) under."""
 
 
 class Strict(BaseModel):
@@ -112,7 +114,8 @@ def site(tb: Testbed) -> Site:
         return SiteNode(
             key=key, name=n.name, run_dir="", registry_dir=f"{n.run_root}/.pids",
             binaries={"linkem": f"{n.bin_dir}/linkem", "python": tb.python,
-                      "agent": f"{n.bin_dir}/{AGENT_FILE}"},
+                      "agent": f"{n.bin_dir}/{AGENT_FILE}",
+                      "replay": f"{n.bin_dir}/{REPLAY_FILE}"},
             stop_file=stop, inputs_dir=f"{n.run_root}/{rundir.INPUTS}", bin_dir=n.bin_dir,
             iface=iface,
         )  # fmt: skip
@@ -162,7 +165,8 @@ def plan_run(spec: RunSpec, tb: Testbed, results: Path) -> dict[str, Any]:
                      s.pairs)  # fmt: skip
     prepared = WORKLOADS[spec.workload_kind].prepare(spec.params, ctx)
     p = plan(spec, replace(s, nodes=nodes, requested_backend=spec.link.backend), results)
-    return p.to_json() | {PREPARED_KEY: prepared}
+    p.prepared_inputs = prepared
+    return p.to_json()
 
 
 def select_runs(
@@ -206,7 +210,7 @@ def plan_scenario(
 
 def _extract(partial: Path) -> list[str]:
     problems = []
-    for tgz in sorted(partial.glob(".node-*.tar.gz")):
+    for tgz in sorted(partial.glob(rundir.NODE_ARCHIVES_GLOB)):
         with tarfile.open(tgz) as tar:
             for m in tar.getmembers():
                 if m.name.startswith("/") or ".." in Path(m.name).parts:
@@ -221,11 +225,11 @@ def _extract(partial: Path) -> list[str]:
 def finish(partial: Path) -> dict[str, Any]:
     """Assemble metadata.json from the nodes' reports; rename `<dir>.partial` to `<dir>`."""
     partial = partial.resolve()
-    run_plan = json.loads((partial / rundir.PLAN).read_text())
+    run_plan = RunPlan.read(partial / rundir.PLAN)
     problems = _extract(partial)
     shutil.rmtree(partial / ".transfer", ignore_errors=True)  # files copied between nodes
     return engine_finish(partial, run_plan, site_errors=problems,
-                         extra={"inputs": run_plan.get(PREPARED_KEY, {})})  # fmt: skip
+                         extra={"inputs": run_plan.prepared_inputs or {}})  # fmt: skip
 
 
 def needs(scenarios: list[Path]) -> dict[str, list[str]]:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 import priolab.testbed as pt
+from ground import rundir
 from netem.resolve import resolve_link
 from netem.tc import direction_commands, local_netem_seed
 from priolab.scenario import expand, load
@@ -192,6 +193,7 @@ def test_agent_runs_and_stops_a_spec(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     spec = {
         "node": "host", "run_dir": str(run_dir), "deadline_s": 10, "term_wait_s": 2,
+        "report": rundir.node_report("host"),
         "stop_file": None, "registry_dir": str(tmp_path / ".pids"), "tools": [["true"]],
         "files": {"x.json": {"a": 1}},
         "processes": [
@@ -206,7 +208,7 @@ def test_agent_runs_and_stops_a_spec(tmp_path: Path) -> None:
     t0 = time.time() + 0.2
     r = _agent("run", str(tmp_path / "spec.json"), "--t0", str(t0))
     assert r.returncode == 0, r.stderr
-    rep = json.loads((run_dir / "node-host.json").read_text())
+    rep = json.loads((run_dir / rundir.node_report("host")).read_text())
     by = {p["name"]: p for p in rep["processes"]}
     assert by["client"]["exit_code"] == 0 and by["client"]["stopped_by_harness"] is None
     assert by["server"]["stopped_by_harness"] == "SIGTERM"  # stopped once the client ended

@@ -192,6 +192,7 @@ def test_site_is_idempotent(testbed: NetnsTestbed) -> None:
     assert "generic-segmentation-offload: off" in k and "tx-checksumming: off" in k
     assert testbed.nsrun("guest", ["sysctl", "-n", "net.ipv4.tcp_no_metrics_save"]).strip() == "1"
     assert (testbed.node_dir("guest") / "bin" / "priolab_node.py").is_file()
+    assert (testbed.node_dir("router") / "bin" / "priolab_replay.py").is_file()
 
 
 def test_run_tc_rate_only(testbed: NetnsTestbed) -> None:

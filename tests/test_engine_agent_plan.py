@@ -13,8 +13,9 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from ground import rundir
 from priolab.engine.plan import plan
-from priolab.engine.sites.mininet import AGENT, mininet_site
+from priolab.engine.sites.mininet import AGENT, REPLAY, mininet_site
 from priolab.scenario import expand, load
 from priolab.workloads.base import Pair
 from tests.conftest import REPO
@@ -64,7 +65,8 @@ def test_a_trace_on_tc_is_replayed_by_a_process_of_the_plan(tmp_path: Path) -> N
     path.write_text(yaml.safe_dump(data))
     p = _mininet_plan(path, "tc", tmp_path)
     (rep,) = p["nodes"]["emu"]["spec"]["processes"]
-    assert rep["name"] == "tc-replay-uplink" and rep["argv"][1:3] == [str(AGENT), "replay"]
+    assert rep["name"] == "tc-replay-uplink" and rep["argv"][1] == str(REPLAY)
+    assert rep["argv"][2] == f"{tmp_path}/r1.partial/tc-replay-uplink.json"
     sched = p["nodes"]["emu"]["spec"]["files"]["tc-replay-uplink.json"]
     assert [s["t_ms"] for s in sched["steps"]] == [0, 1000]
     assert sched["steps"][1]["argv"][:6] == ["tc", "class", "change", "dev", "emu-eth1", "parent"]
@@ -81,7 +83,8 @@ def test_replay_keeps_time_until_stopped(tmp_path: Path) -> None:
     steps = [{"t_ms": t, "argv": ["sh", "-c", f"echo {t} >> {out}"]} for t in (0, 100, 200)]
     f = tmp_path / "s.json"
     f.write_text(json.dumps({"steps": steps, "period_ms": 300, "loop": False}))
-    p = _agent("replay", str(f))
+    p = subprocess.Popen([sys.executable, str(REPLAY), str(f)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)  # fmt: skip
     time.sleep(0.6)
     assert p.poll() is None  # a process of the plan: it ends when stopped
     p.send_signal(signal.SIGTERM)
@@ -96,6 +99,7 @@ def test_agent_honours_env_and_reports_cpu_per_process(tmp_path: Path) -> None:
     burn = "import time\nwhile time.process_time() < 0.6: pass"
     spec = {
         "node": "guest", "run_dir": str(run_dir), "deadline_s": 10, "term_wait_s": 2,
+        "report": rundir.node_report("guest"),
         "stop_file": None, "registry_dir": None, "tools": [], "check_clock": False,
         "processes": [
             {"name": "env", "argv": ["sh", "-c", "echo $PRIOLAB_X"], "start_at_s": 0,
@@ -110,7 +114,7 @@ def test_agent_honours_env_and_reports_cpu_per_process(tmp_path: Path) -> None:
     p = _agent("run", str(tmp_path / "spec.json"), "--t0", str(time.time()))
     assert p.wait(timeout=20) == 0, p.communicate()
     assert (run_dir / "logs" / "env.stdout").read_text() == "from-the-plan\n"
-    rep = json.loads((run_dir / "node-guest.json").read_text())
+    rep = json.loads((run_dir / rundir.node_report("guest")).read_text())
     by = {x["name"]: x for x in rep["processes"]}
     burn_cpu = by["burn"]["cpu"]
     assert burn_cpu["cpu_s"] >= 0.55  # it spun for 0.6 s of CPU (minus clock-tick rounding)
@@ -132,6 +136,7 @@ def test_agent_reports_the_udp_drops_its_processes_cause(tmp_path: Path) -> None
     )
     spec = {
         "node": "guest", "run_dir": str(run_dir), "deadline_s": 10, "term_wait_s": 2,
+        "report": rundir.node_report("guest"),
         "stop_file": None, "registry_dir": None, "tools": [], "check_clock": False,
         "processes": [
             {"name": "overflow", "argv": [sys.executable, "-c", overflow], "start_at_s": 0,
@@ -142,7 +147,7 @@ def test_agent_reports_the_udp_drops_its_processes_cause(tmp_path: Path) -> None
     (tmp_path / "spec.json").write_text(json.dumps(spec))
     p = _agent("run", str(tmp_path / "spec.json"), "--t0", str(time.time()))
     assert p.wait(timeout=20) == 0, p.communicate()
-    rep = json.loads((run_dir / "node-guest.json").read_text())
+    rep = json.loads((run_dir / rundir.node_report("guest")).read_text())
     assert rep["processes"][0]["exit_code"] == 0
     c = rep["udp_counters"]
     # at least the datagrams beyond what a minimal buffer holds (others' may add, never remove)

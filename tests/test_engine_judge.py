@@ -1,12 +1,22 @@
-"""engine.judge on plain JSON: the verdict every site gives, without running anything."""
+"""engine.judge on plain JSON, read into the typed plan and reports as finish reads them: the
+verdict every site gives, without running anything."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from priolab.engine.judge import judge, linkem_final, tc_final
+from priolab.engine import judge as judging
+from priolab.engine.judge import linkem_final, tc_final
 from priolab.engine.reasons import aborted, from_metadata
+from priolab.engine.report import ProcessReport
+from tests.engine_plans import node_reports, run_plan
+from tests.test_netem_linkem_stats import line, write
+
+
+def judge(plan: dict, reports: dict, *args: Any) -> dict[str, Any]:
+    """The judge on a plan and reports given as JSON."""
+    return judging.judge(run_plan(plan), node_reports(reports), *args)
 
 
 def codes(verdict: dict[str, Any]) -> list[str]:
@@ -138,22 +148,22 @@ def test_every_reason_has_a_code_and_the_prose_is_its_rendering() -> None:
 
 
 def test_judge_does_not_change_its_inputs() -> None:
-    plan, r = copy.deepcopy(PLAN), reports()
-    before = copy.deepcopy(r)
-    judge(plan, r, LINK_OK)
-    assert plan == PLAN and r == before
+    plan, r = run_plan(PLAN), node_reports(reports())
+    before = (plan.model_copy(deep=True), copy.deepcopy(r))
+    judging.judge(plan, r, LINK_OK)
+    assert (plan, r) == before
 
 
 def test_link_counters(tmp_path) -> None:
     stats = tmp_path / "linkem-stats.jsonl"
-    stats.write_text(
-        '{"t_s": 1, "dir": "a_to_b", "departures": 5, "oversized": 0}\n'
-        '{"t_s": 1, "dir": "a_to_b", "departures": 9, "oversized": 1, "final": true}\n'
+    write(
+        stats, line("a_to_b", 1, departures=5), line("a_to_b", 1, True, departures=9, oversized=1)
     )
-    out = linkem_final(stats, {"exit_code": 0, "stopped_by_harness": "SIGTERM"})
+    lk = {"name": "linkem", "node": "emu", "argv": ["linkem"], "stdout": "o", "stderr": "e"}
+    out = linkem_final(stats, ProcessReport(**lk, exit_code=0, stopped_by_harness="SIGTERM"))
     assert out["uplink"]["departures"] == 9 and out["oversized_frames"] == 1
     assert out["errors"] == ["no final stats line for b_to_a in linkem-stats.jsonl"]
-    out = linkem_final(stats, {"exit_code": 3, "stopped_by_harness": None})
+    out = linkem_final(stats, ProcessReport(**lk, exit_code=3, stopped_by_harness=None))
     assert "linkem exited by itself with code 3 before the run ended" in out["errors"]
     t = tc_final({"eth0": []}, [{"changes": 4, "errors": []}, {"changes": 2, "errors": ["e"]}])
     assert t["trace_rate_changes"] == 6 and t["errors"] == ["e"]

@@ -46,3 +46,13 @@ def test_partial_begin_promote_and_find(tmp_path: Path) -> None:
 def test_log_files_live_under_logs() -> None:
     out, err = rundir.log_files("rise-guest")
     assert out == f"{rundir.LOGS}/rise-guest.stdout" and err == f"{rundir.LOGS}/rise-guest.stderr"
+
+
+def test_the_ansible_roles_spell_the_names_rundir_gives() -> None:
+    """YAML cannot ask rundir: the two run-folder names the testbed's roles write are checked
+    against it here (a node's archive, tc's counters before the reset)."""
+    roles = Path(__file__).resolve().parent.parent / "ansible" / "roles"
+    one = (roles / "run" / "tasks" / "one.yml").read_text()
+    reset = (roles / "link" / "tasks" / "reset.yml").read_text()
+    assert rundir.node_archive("{{ priolab_role }}") in one
+    assert rundir.tc_stats("{{ priolab_role }}") in reset

@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from ground.errors import ScenarioError
-from priolab.engine.judge import judge, sim_link_final
-from priolab.engine.plan import GRACE_S, plan
+from priolab.engine import judge as judging
+from priolab.engine.judge import sim_link_final
+from priolab.engine.plan import GRACE_S, RunPlan, plan
 from priolab.engine.reasons import Code, from_metadata
 from priolab.engine.sim_report import CANCELLED, node_reports, recv_drops, run_errors
 from priolab.engine.sim_spec import (
@@ -30,6 +31,9 @@ from priolab.engine.sim_spec import (
 from priolab.scenario import RecvBuffers, RunSpec, SimOptions, Topology, expand, find_run, load
 from priolab.workloads import WORKLOADS
 from tests.conftest import REPO
+from tests.engine_plans import node_reports as typed_reports
+from tests.engine_plans import run_plan
+from tests.test_netem_linkem_stats import line, write
 
 QUICK = REPO / "scenarios" / "quick.yaml"
 
@@ -38,9 +42,9 @@ def quick_run(path: Path = QUICK) -> RunSpec:
     return find_run(expand(load(path), path), "FB-4K-Low-L0.05", "pri", "moderate", 1)
 
 
-def planned(spec: RunSpec, work: Path) -> tuple[dict[str, Any], Any]:
+def planned(spec: RunSpec, work: Path) -> tuple[RunPlan, Any]:
     site = sim_site(spec, work)
-    return plan(spec, site, work.parent).to_json(), site
+    return plan(spec, site, work.parent), site
 
 
 def test_the_plan_becomes_the_contracts_spec(tmp_path: Path) -> None:
@@ -63,7 +67,7 @@ def test_the_plan_becomes_the_contracts_spec(tmp_path: Path) -> None:
     by_name = {p["name"]: p for p in s["processes"]}
     assert set(by_name) == {"rise-guest", "rise-host"}
     for node in ("guest", "host"):
-        p, pl = by_name[f"rise-{node}"], rp["nodes"][node]["spec"]["processes"][0]
+        p, pl = by_name[f"rise-{node}"], rp.to_json()["nodes"][node]["spec"]["processes"][0]
         assert p["node"] == node and p["cwd"] == str(work)
         assert p["argv"][0] == "rise"  # the registry's name, not a path
         assert p["argv"][1:] == pl["argv"][1:]  # the very argv the Mininet site runs
@@ -76,10 +80,10 @@ def test_the_plan_becomes_the_contracts_spec(tmp_path: Path) -> None:
     ]
     assert all(Path(x).is_absolute() for x in paths)
     # the link the sim builds is the one the userspace backend would: linkem's config
-    cfg = rp["link"]["applied"]["config"]
-    assert rp["link"]["applied"]["backend"] == "sim"
+    cfg = rp.link.applied["config"]
+    assert rp.link.backend == "sim"
     assert cfg["seed"] == spec.seed and cfg["a_to_b"]["loss"]["kind"] == "iid"
-    assert rp["site"] == "sim" and rp["emulator"] is None and set(rp["nodes"]) == {"guest", "host"}
+    assert rp.site == "sim" and rp.emulator is None and set(rp.nodes) == {"guest", "host"}
 
 
 def test_without_packet_log_the_spec_asks_for_none(tmp_path: Path) -> None:
@@ -206,7 +210,7 @@ def test_the_workflow_check_names_the_file_and_each_problem_once(tmp_path: Path)
 def test_a_process_environment_cannot_be_given_in_one_process(tmp_path: Path) -> None:
     spec = quick_run()
     rp, site = planned(spec, tmp_path / "w")
-    rp["nodes"]["host"]["spec"]["processes"][0]["env"] = {"RUST_LOG": "debug"}
+    rp.nodes["host"].spec.processes[0].env = {"RUST_LOG": "debug"}
     with pytest.raises(SimPlanError, match="rise-host.*RUST_LOG"):
         sim_spec(rp, site, tmp_path / "w")
 
@@ -214,6 +218,12 @@ def test_a_process_environment_cannot_be_given_in_one_process(tmp_path: Path) ->
 # ------------------------------------------------------------------ the judge on sim runs
 
 T0 = SIM_EPOCH_UNIX_NS / 1e9
+
+
+def judge(plan: dict[str, Any] | RunPlan, reports: dict[str, Any], *args: Any) -> dict[str, Any]:
+    """The judge on a plan and reports given as JSON (or as the models)."""
+    typed = plan if isinstance(plan, RunPlan) else run_plan(plan)
+    return judging.judge(typed, typed_reports(reports), *args)
 
 
 def _judge_plan(site: str) -> dict[str, Any]:
@@ -293,7 +303,7 @@ HOST = {"hostname": "m", "kernel": "6.1"}
 
 
 def test_node_reports_carry_virtual_times_cancellations_and_drops() -> None:
-    reps = node_reports(RUN_PLAN, SPEC, REPORT, HOST)
+    reps = {n: r.to_json() for n, r in node_reports(run_plan(RUN_PLAN), SPEC, REPORT, HOST).items()}
     (c,) = reps["guest"]["processes"]
     assert (c["planned_start_time"], c["start_time"], c["end_time"]) == (T0 + 0.5, T0 + 0.5,
                                                                          T0 + 33.0)  # fmt: skip
@@ -307,15 +317,15 @@ def test_node_reports_carry_virtual_times_cancellations_and_drops() -> None:
     assert recv_drops(SPEC, REPORT) == {"guest": 5, "host": 0}
 
 
-def _sim_plan() -> dict[str, Any]:
+def _sim_plan() -> RunPlan:
     """RUN_PLAN as the judge reads it: the guest's process runs to the end, the host's not."""
     nodes = {}
     for n in ("guest", "host"):
         procs = [{**p, "runs_to_end": n == "guest", "ok_exit_codes": [0]}
                  for p in RUN_PLAN["nodes"][n]["spec"]["processes"]]  # fmt: skip
         nodes[n] = {"name": n, "spec": {"processes": procs}}
-    return {"site": "sim", "duration_s": 30.0, "run": {"workload": {"kind": "rise"}},
-            "nodes": nodes}  # fmt: skip
+    return run_plan({"site": "sim", "duration_s": 30.0, "run": {"workload": {"kind": "rise"}},
+                     "link": {"applied": {"backend": "sim"}}, "nodes": nodes})  # fmt: skip
 
 
 def test_the_judge_reads_sim_reports_as_any_site_s() -> None:
@@ -357,8 +367,8 @@ def test_run_errors_name_what_failed_or_is_missing() -> None:
 
 def test_the_sim_link_reads_linkems_stats_format(tmp_path: Path) -> None:
     stats = tmp_path / "linkem-stats.jsonl"
-    stats.write_text('{"t_s": 1.0, "dir": "a_to_b", "departures": 5, "final": true}\n')
+    write(stats, line("a_to_b", 1.0, True, departures=5))
     out = sim_link_final(stats, REPORT)
-    assert out["uplink"] == {"departures": 5} and out["sim_counters"] == REPORT["link"]
+    assert out["uplink"]["departures"] == 5 and out["sim_counters"] == REPORT["link"]
     assert out["errors"] == ["no final stats line for b_to_a in linkem-stats.jsonl"]
     assert sim_link_final(tmp_path / "none.jsonl", None)["errors"][0].endswith("no stats file")

@@ -69,11 +69,14 @@ def test_cycles_finds_a_cycle_and_only_cycles() -> None:
 
 
 REMAINING = [["analysis", "priolab"]]
-"""The one cycle left (issue 26): analysis reads run folders through priolab.engine (rundir,
-reasons) and dispatches to the workloads' analyses (priolab.workloads), whose code uses the
-generic analysis (stats, figures, logs). Breaking it moves the run-folder contract below
-both and the book above both; until then no other cycle may appear, and this one's removal
-must empty this list."""
+"""The one cycle left (issue 26). The run-folder contract (rundir, reasons) is in ground/ and
+the rise-only analyses are in priolab/workloads/rise/, so analysis imports priolab in two
+places only: the book (analysis/book/: the workloads' registry and reference pages, rise's
+reproduction, roq's paper figures), which belongs above both, and `analysis.workload.
+analysis_for`, which looks a run's workload up in priolab's registry, while the workloads'
+analyses (priolab/workloads/*/analysis.py) use analysis's generic steps. Breaking it moves
+the book above both and the dispatch to whatever runs the generic steps for a workload;
+until then no other cycle may appear, and this one's removal must empty this list."""
 
 
 def test_no_cycle_between_top_level_packages() -> None:

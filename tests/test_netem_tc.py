@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import time
@@ -10,14 +11,15 @@ from pathlib import Path
 import pytest
 
 from netem.model import Direction, Link
+from netem.replay import Replayer
 from netem.resolve import resolve_direction
 from netem.tc import (
     NETEM_LIMIT_PACKETS,
     TcBackend,
     TcError,
-    TraceReplayer,
     class_change_argv,
     direction_commands,
+    replay_schedule,
     seed_in_usage,
     trace_steps,
 )
@@ -226,12 +228,13 @@ class FakeClock:
         return self.t
 
 
-def test_trace_replayer_changes_rate_on_schedule(monkeypatch):
+def test_the_replayer_changes_rate_on_schedule():
+    """The one trace replayer (netem/replay.py) on the backend's node, in virtual time: the
+    first point came with the class, each later one at its time, every period again."""
     node = FakeNode()
     clock = FakeClock()
-    rep = TraceReplayer(
-        node, "eth9", [(0, 1_000_000), (500, 2_000_000)], 1000, loop=True, clock=clock
-    )
+    schedule = replay_schedule("eth9", [(0, 1_000_000), (500, 2_000_000)], 1000, loop=True)
+    rep = Replayer(schedule, functools.partial(node.run, check=False), clock=clock)
     waits: list[float] = []
 
     def fake_wait(timeout=None):
@@ -240,11 +243,12 @@ def test_trace_replayer_changes_rate_on_schedule(monkeypatch):
         return len(waits) > 3  # stop after 3 changes
 
     rep._stop.wait = fake_wait  # type: ignore[method-assign]
-    rep._t0 = 0.0
-    rep._run()
+    rep.replay(0.0)
     rates = [c[c.index("rate") + 1] for c in node.calls]
     assert rates == ["2000000bit", "1000000bit", "2000000bit"]
     assert waits[:3] == pytest.approx([0.5, 0.5, 0.5])
+    assert rep.summary() == {"changes": 3, "errors": []}
+    assert schedule["steps"][1]["argv"] == class_change_argv("eth9", 2_000_000)
 
 
 def test_apply_and_stop_with_fake_node(tmp_path):

@@ -204,14 +204,16 @@ def test_vm_site_runs_the_mininet_site_inside_with_tc(tmp_path: Path) -> None:
 def test_vm_site_judges_the_host_cpu_during_the_run() -> None:
     """The guest cannot see its vCPU threads starved: the host's samples within the run's
     start/stop decide, with the project's rule; outside the run (the boot) they do not."""
-    from priolab.engine.sites import vm as site
+    from priolab.cpu import during
+    from priolab.engine.agent import CpuSampler
 
-    h = site.HostCpu(interval_s=0.5)
-    h.samples = [(t, 1.0) for t in (0.0, 1.0, 2.0)] + [(10.0 + i, 0.3) for i in range(10)]
-    assert not h.during(10.0, 19.0)["saturated"]
-    assert h.during(0.0, 2.0)["saturated"]
-    assert h.during(None, 5.0)["samples"] == 0
-    assert h.during(1.0, 19.0)["samples"] == 12  # 2 of 12 samples busy, mean 0.42
+    h = CpuSampler(interval_s=0.5)  # the sampler the site runs, never started: samples by hand
+    h.times = [0.0, 1.0, 2.0] + [10.0 + i for i in range(10)]
+    h.samples = [1.0] * 3 + [0.3] * 10
+    assert not during(h, 10.0, 19.0)["saturated"]
+    assert during(h, 0.0, 2.0)["saturated"]
+    assert during(h, None, 5.0)["samples"] == 0
+    assert during(h, 1.0, 19.0)["samples"] == 12  # 2 of 12 samples busy, mean 0.42
 
 
 def test_vm_site_leaves_the_inner_run_for_the_host_to_judge() -> None:

@@ -22,7 +22,7 @@ import yaml
 
 from analysis.book.papers import Claim, Paper
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
-from priolab.engine import rundir
+from ground import rundir
 
 
 @dataclass

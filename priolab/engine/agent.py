@@ -10,8 +10,6 @@ agent only executes a spec:
     agent.py run SPEC.json --t0 EPOCH_S
     agent.py run SPEC.json --go FILE     (wait for FILE, which holds t0)
     agent.py clean RUN_ROOT
-    agent.py replay SCHEDULE.json        (a process of a plan: timed argv lists, e.g. tc's
-                                          trace replayer, until SIGTERM)
 
 Every process starts at t0 + start_at_s (after its wait_for_file exists, if any) with the
 spec's `env` added to the agent's environment, writes stdout/stderr to the files the spec
@@ -22,9 +20,9 @@ after term_wait_s. While it runs the agent samples the machine's CPU (/proc/stat
 of its processes' CPU time (/proc/PID/stat), so a report shows what the link emulator costs
 beside each endpoint, and reads the kernel's UDP drop counters (/proc/net/snmp and snmp6 of
 the node's network namespace) before the first process starts and after the last ends. It
-writes `node-<node>.json` (what ran, exit codes, times, CPU, UDP counters, tool versions, clock
-state) into the run directory and, if the spec names an `archive`, packs
-the spec's outputs into it for the controller to fetch.
+writes the spec's `report` (the run folder's `node-<node>.json`: what ran, exit codes, times,
+CPU, UDP counters, tool versions, clock state) into the run directory and, if the spec names
+an `archive`, packs the spec's outputs into it for the controller to fetch.
 
 While it runs, the agent lists itself and every process it started in
 `<registry_dir>/<node>-<pid>.json`; `clean` stops exactly those processes (if their command
@@ -112,12 +110,15 @@ def udp_counters(proc_net: Path = Path("/proc/net")) -> dict[str, Any]:
 
 
 class CpuSampler:
-    """Samples the machine's CPU utilisation (fraction of all cores busy) and, for each
-    watched process, the share of one core it used over each interval."""
+    """Samples the machine's CPU utilisation (fraction of all cores busy, with the time.time()
+    each interval ended) and, for each watched process, the share of one core it used over
+    each interval. The project's one sampler: every node's agent, and the VM site for the
+    machine the VM runs on (priolab/cpu.py judges the samples)."""
 
     def __init__(self, interval_s: float = CPU_INTERVAL_S) -> None:
         self.interval_s = interval_s
         self.samples: list[float] = []
+        self.times: list[float] = []
         self.per_process: dict[int, list[float]] = {}
         self._last_cpu: dict[int, float] = {}
         self._lock = threading.Lock()
@@ -127,6 +128,12 @@ class CpuSampler:
     def start(self) -> CpuSampler:
         self._thread.start()
         return self
+
+    def __enter__(self) -> CpuSampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     def watch(self, pid: int) -> None:
         with self._lock:
@@ -139,6 +146,7 @@ class CpuSampler:
             total, idle = _machine_cpu()
             dt = total - total0
             if dt > 0:
+                self.times.append(time.time())
                 self.samples.append(1.0 - (idle - idle0) / dt)
             total0, idle0 = total, idle
             with self._lock:
@@ -412,9 +420,9 @@ def run(spec: dict[str, Any], t0: float) -> dict[str, Any]:
         else {"chrony": None, "note": "one clock"},
         "errors": errors,
     }
-    (run_dir / f"node-{spec['node']}.json").write_text(json.dumps(result, indent=1))
+    (run_dir / spec["report"]).write_text(json.dumps(result, indent=1))
     if spec.get("archive"):
-        pack(run_dir, [*spec.get("outputs", []), f"node-{spec['node']}.json"], spec["archive"])
+        pack(run_dir, [*spec.get("outputs", []), spec["report"]], spec["archive"])
     return result
 
 
@@ -426,46 +434,13 @@ def pack(run_dir: Path, outputs: list[str], archive: str) -> None:
                 tar.add(str(path), arcname=rel)
 
 
-def replay(schedule: dict[str, Any]) -> dict[str, Any]:
-    """Run timed argv lists until SIGTERM: `steps` [{"t_ms", "argv"}] from this process's
-    start, repeated every `period_ms` if `loop`. The planner computes every argv (e.g. tc's
-    `class change` of netem/tc.py); this only keeps time. Prints a JSON summary at the end."""
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda s, f: stop.set())
-    signal.signal(signal.SIGINT, lambda s, f: stop.set())
-    t0 = time.monotonic()
-    changes, errors, cycle = 0, [], 0
-    steps = schedule["steps"]
-    while not stop.is_set() and steps:
-        for i, step in enumerate(steps):
-            if cycle == 0 and i == 0 and schedule.get("skip_first", True):
-                continue  # the first step is applied with the link
-            due = t0 + (cycle * schedule["period_ms"] + step["t_ms"]) / 1000.0
-            if stop.wait(max(0.0, due - time.monotonic())):
-                break
-            r = subprocess.run(step["argv"], capture_output=True, text=True, check=False)
-            changes += 1
-            if r.returncode != 0 and len(errors) < 10:
-                errors.append(r.stderr.strip())
-        if not schedule.get("loop", False):
-            break
-        cycle += 1
-    stop.wait()  # a process of the plan: it ends when the agent stops it
-    return {"changes": changes, "errors": errors}
-
-
 def main(argv: list[str]) -> int:
-    if len(argv) == 2 and argv[0] == "replay":
-        out = replay(json.loads(Path(argv[1]).read_text()))
-        print(json.dumps(out), flush=True)
-        return 0
     if len(argv) == 2 and argv[0] == "clean":
         print(json.dumps(clean(Path(argv[1]))))
         return 0
     if len(argv) != 4 or argv[0] != "run" or argv[2] not in ("--t0", "--go"):
         print(
-            "usage: agent.py run SPEC.json --t0 EPOCH_S | --go FILE; clean RUN_ROOT; "
-            "replay SCHEDULE.json",
+            "usage: agent.py run SPEC.json --t0 EPOCH_S | --go FILE; clean RUN_ROOT",
             file=sys.stderr,
         )
         return 2

@@ -16,25 +16,35 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
+from ground.reasons import Code, Reason, from_metadata
 from priolab import provenance, pylock
-from priolab.engine import rundir
+from priolab.engine import report
 from priolab.engine.judge import judge, read_link_final
-from priolab.engine.reasons import Code, Reason, from_metadata
+from priolab.engine.plan import RunPlan
 from priolab.workloads import WORKLOADS
 
+NODE_KEYS = {"hostname", "kernel", "versions", "clock", "t0"}
+"""What metadata.json's `nodes` keeps of each node's report."""
 
-def read_reports(partial: Path, plan: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    out = {}
-    for node in plan["nodes"]:
+
+def read_reports(partial: Path, plan: RunPlan) -> tuple[dict[str, report.NodeReport], list[Reason]]:
+    """Every node's report that is there and matches the contract, and a reason for each
+    that is there but does not (a missing one is the judge's `no_report`)."""
+    out, bad = {}, []
+    for node in plan.nodes:
         f = partial / rundir.node_report(node)
         if f.is_file():
-            out[node] = json.loads(f.read_text())
-    return out
+            try:
+                out[node] = report.read(f)
+            except report.ReportError as e:
+                bad.append(Reason(Code.BAD_REPORT, str(e), node))
+    return out, bad
 
 
 def finish(
     partial: Path,
-    plan: dict[str, Any],
+    plan: RunPlan | dict[str, Any],
     *,
     site_errors: Sequence[Reason | str] | None = None,
     extra: dict[str, Any] | None = None,
@@ -42,39 +52,40 @@ def finish(
     promote: bool = True,
 ) -> dict[str, Any]:
     """Judge the run in `partial` and promote it (unless `promote` is False: a wrapping site
-    will `rejudge` it); return its metadata."""
+    will `rejudge` it); return its metadata. A plan given as JSON is checked into a `RunPlan`
+    first."""
+    plan = RunPlan.model_validate(plan)
     if not (partial / rundir.PLAN).is_file():  # failed before planning: keep what is known
-        (partial / rundir.PLAN).write_text(json.dumps(plan, indent=1))
-    reports = read_reports(partial, plan)
+        (partial / rundir.PLAN).write_text(json.dumps(plan.to_json(), indent=1))
+    reports, bad = read_reports(partial, plan)
     link_final = read_link_final(partial, plan, reports)
-    verdict = judge(plan, reports, link_final, site_errors, host_cpu=host_cpu)
-    if plan["link"]["applied"]["backend"] == "tc":
-        (partial / rundir.TC_APPLIED).write_text(json.dumps(plan["link"]["applied"], indent=1))
-    workload = WORKLOADS[plan["run"]["workload"]["kind"]]
+    verdict = judge(plan, reports, link_final, [*(site_errors or []), *bad], host_cpu=host_cpu)
+    if plan.link.backend == "tc":
+        (partial / rundir.TC_APPLIED).write_text(json.dumps(plan.link.applied, indent=1))
+    workload = WORKLOADS[plan.workload_kind]
     meta: dict[str, Any] = {
-        "run": plan["run"],
-        "target": plan["site"],
-        "backend": plan["backend"],
+        "run": plan.run,
+        "target": plan.site,
+        "backend": plan.backend,
         "git": provenance.git_info(),
         "versions": provenance.versions(workload.tools()),
         "python_packages": pylock.python_packages(),
         "host": provenance.host_info(),
         "slurm": provenance.slurm_info(),  # node and job id when run as a Slurm job
-        "interfaces": plan["interfaces"],
-        "link_applied": plan["link"]["applied"],
-        "site": {"kind": plan["site"], "shaper": plan["shaper"]},
+        "interfaces": plan.interfaces,
+        "link_applied": plan.link.applied,
+        "site": {"kind": plan.site, "shaper": plan.shaper},
         "inputs": {},
         **(extra or {}),
         **verdict,
         "nodes": {
-            n: {k: rep.get(k) for k in ("hostname", "kernel", "versions", "clock", "t0")}
-            | {"name": plan["nodes"][n]["name"]}
+            n: rep.model_dump(mode="json", include=NODE_KEYS) | {"name": plan.nodes[n].name}
             for n, rep in reports.items()
         },
     }
     rundir.write_metadata(partial, meta)
-    for n in plan["nodes"].values():
-        stop = n["spec"].get("stop_file")
+    for n in plan.nodes.values():
+        stop = n.spec.stop_file
         if stop:
             (partial / Path(stop).name).unlink(missing_ok=True)
     if promote:
@@ -94,10 +105,11 @@ def rejudge(
     site ran on, from the same reports and the link counters the first judging read (reading
     tc's counters consumes their files); add `extra` to its metadata and promote it."""
     meta = rundir.read_metadata(partial)
-    plan = json.loads((partial / rundir.PLAN).read_text())
+    plan = RunPlan.read(partial / rundir.PLAN)
     site_errors = [r for r in from_metadata(meta) if r.code in SITE_CODES]
-    reports = read_reports(partial, plan)
-    meta |= (extra or {}) | judge(plan, reports, meta["link_final"], site_errors, host_cpu)
+    reports, bad = read_reports(partial, plan)
+    verdict = judge(plan, reports, meta["link_final"], [*site_errors, *bad], host_cpu)
+    meta |= (extra or {}) | verdict
     rundir.write_metadata(partial, meta)
     rundir.promote(partial)
     return meta

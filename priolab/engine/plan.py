@@ -12,21 +12,22 @@ run folder; the node agent (engine/agent.py) executes one node's share of it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
+from ground import rundir
 from netem.linkem_config import linkem_config
 from netem.resolve import resolve_link
 from netem.tc import (
     BRIDGE_NAME,
     TcBackend,
-    class_change_argv,
+    replay_schedule,
     teardown_argv,
     teardown_police_argv,
 )
-from netem.userspace import PACKET_LOG_NAME
-from priolab.engine import rundir
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair, RunContext
@@ -39,9 +40,9 @@ LINK_SETTLE_S = 1.0
 """With linkem (or a packet capture), workload processes start this long after t0, so the
 emulator is forwarding (tcpdump capturing) first (assumption: linkem binds two AF_PACKET
 sockets, tcpdump opens one, in well under a second; the judge checks linkem's ready time)."""
-CAPTURE_PREFIX = "capture-"
+CAPTURE_PREFIX = rundir.CAPTURE_PREFIX
 """Packet captures are `capture-<node>.pcap` in the run folder."""
-STOP_FILE = ".stop"
+STOP_FILE = rundir.STOP_FILE
 """Created in a node's run folder when the run is over (nodes with only servers)."""
 RUN_SENTINEL = Path("/@priolab-run@")
 """The run folder the workload plans against; replaced per node by its own run folder."""
@@ -92,8 +93,11 @@ class Site:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
-class ProcessPlan:
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProcessPlan(_Model):
     name: str
     argv: list[str]
     start_at_s: float
@@ -101,18 +105,18 @@ class ProcessPlan:
     ok_exit_codes: list[int]
     stdout: str
     stderr: str
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
     wait_for_file: str | None = None
     ready_file: str | None = None
     link: bool = False  # part of the link emulation, not the workload
 
 
-@dataclass
-class NodeSpec:
+class NodeSpec(_Model):
     """One node's share: what the agent executes (engine/agent.py reads this JSON)."""
 
     node: str
     run_dir: str
+    report: str  # the node's report, relative to run_dir (rundir.node_report)
     deadline_s: float
     term_wait_s: float
     stop_file: str | None
@@ -125,34 +129,77 @@ class NodeSpec:
     check_clock: bool  # separate machines: report chrony's offset (the judge checks it)
 
 
-@dataclass
-class NodePlan:
+class NodePlan(_Model):
     name: str
     run_dir: str
     spec: NodeSpec
 
 
-@dataclass
-class RunPlan:
+class Command(_Model):
+    """An argv list a site runs on a node for the link (`check`: a failure is an error)."""
+
+    argv: list[str]
+    check: bool
+
+
+class StatsCommand(_Model):
+    """tc's counters of one device, read before the link is reset."""
+
+    dev: str
+    argv: list[str]
+
+
+class LinkPlan(_Model):
+    """The link's commands per node key, and what was applied (the backend's own record:
+    commands, linkem's config, resolved numbers; metadata.json `link_applied`)."""
+
+    setup: dict[str, list[Command]] = Field(default_factory=dict)
+    teardown: dict[str, list[Command]] = Field(default_factory=dict)
+    stats: dict[str, list[StatsCommand]] = Field(default_factory=dict)
+    applied: dict[str, Any]
+
+    @property
+    def backend(self) -> str:
+        return str(self.applied["backend"])
+
+
+class RunPlan(_Model):
+    """Everything every node does for one run: written as plan.json, read back by the judge
+    (engine/finish.py) and by a wrapping site (`rejudge`), typed all the way."""
+
     site: str
     rel_dir: str
     out_dir: str
     partial_dir: str
-    run: dict[str, Any]
-    backend: dict[str, str]
+    run: dict[str, Any]  # the RunSpec as JSON (scenario.RunSpec.to_json)
+    backend: dict[str, str]  # requested, used, reason
     shaper: str
-    python: str
+    python: str | None
     duration_s: float
     deadline_s: float
-    link: dict[str, Any]
+    link: LinkPlan
     nodes: dict[str, NodePlan]
     transfers: list[dict[str, str]]
     inputs: list[dict[str, str]]
     interfaces: dict[str, list[str]]
     emulator: str | None
+    prepared_inputs: dict[str, str] | None = None
+    """(testbed) what the workload's prepare() returned on the controller."""
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return self.model_dump(mode="json", exclude_none=False)
+
+    @classmethod
+    def read(cls, path: Path) -> RunPlan:
+        return cls.model_validate_json(path.read_text())
+
+    def processes(self) -> dict[str, ProcessPlan]:
+        """Every planned process by name."""
+        return {p.name: p for n in self.nodes.values() for p in n.spec.processes}
+
+    @property
+    def workload_kind(self) -> str:
+        return str(self.run["workload"]["kind"])
 
 
 def _map_arg(arg: str, run_dir: str) -> str:
@@ -167,7 +214,8 @@ def _first_component(arg: str) -> str | None:
 
 def _link_process(name: str, argv: list[str], **kw: Any) -> ProcessPlan:
     out, err = rundir.log_files(name)
-    return ProcessPlan(name, argv, 0.0, False, [0], out, err, link=True, **kw)
+    return ProcessPlan(name=name, argv=argv, start_at_s=0.0, runs_to_end=False, ok_exit_codes=[0],
+                       stdout=out, stderr=err, link=True, **kw)  # fmt: skip
 
 
 def _bridge_argv(up_in: str, up_out: str) -> list[list[str]]:
@@ -215,18 +263,19 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
             emu.binaries["linkem"],
             "--iface-a", up_in,
             "--iface-b", up_out,
-            "--config", f"{rd}/linkem.json",
-            "--stats", f"{rd}/linkem-stats.jsonl",
-            "--ready-file", f"{rd}/linkem.ready",
+            "--config", f"{rd}/{rundir.LINKEM_CONFIG}",
+            "--stats", f"{rd}/{rundir.LINK_STATS}",
+            "--ready-file", f"{rd}/{rundir.LINKEM_READY}",
         ]  # fmt: skip
-        outputs = ["linkem.json", rundir.LINK_STATS, "linkem.stderr"]
+        lk_out, lk_err = rundir.LINKEM_STDOUT, rundir.LINKEM_STDERR
+        outputs = [rundir.LINKEM_CONFIG, rundir.LINK_STATS, lk_err]
         if spec.link.packet_log:  # per-packet log (analysis.microbursts)
-            argv += ["--packet-log", f"{rd}/{PACKET_LOG_NAME}"]
-            outputs.append(PACKET_LOG_NAME)
-        lk = _link_process("linkem", argv, ready_file=f"{rd}/linkem.ready")
-        lk.stdout, lk.stderr = "linkem.stdout", "linkem.stderr"
+            argv += ["--packet-log", f"{rd}/{rundir.PACKET_LOG}"]
+            outputs.append(rundir.PACKET_LOG)
+        lk = _link_process("linkem", argv, ready_file=f"{rd}/{rundir.LINKEM_READY}")
+        lk.stdout, lk.stderr = lk_out, lk_err
         link["processes"][emu.key] = [lk]
-        link["files"][emu.key] = {"linkem.json": config}
+        link["files"][emu.key] = {rundir.LINKEM_CONFIG: config}
         link["outputs"][emu.key] = outputs
         link["applied"] = {"backend": "userspace", "argv": argv, "config": config,
                            "resolved": resolved.to_json(), "node": emu.name}  # fmt: skip
@@ -260,13 +309,11 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
         if trace is not None:  # the tc trace replayer: a process of the shaping node
             points, period_ms, loop = trace
             sn = site.nodes[node]
-            fname = f"tc-replay-{key}.json"
-            schedule = {"dev": dev, "period_ms": period_ms, "loop": loop,
-                        "steps": [{"t_ms": t, "argv": class_change_argv(dev, r)}
-                                  for t, r in points]}  # fmt: skip
-            argv = [sn.binaries["python"], sn.binaries["agent"], "replay",
-                    f"{sn.run_dir}/{fname}"]  # fmt: skip
-            link["processes"].setdefault(node, []).append(_link_process(f"tc-replay-{key}", argv))
+            fname = f"{rundir.tc_replay(key)}.json"
+            schedule = replay_schedule(dev, points, period_ms, loop)
+            argv = [sn.binaries["python"], sn.binaries["replay"], f"{sn.run_dir}/{fname}"]
+            replayer = _link_process(rundir.tc_replay(key), argv)
+            link["processes"].setdefault(node, []).append(replayer)
             link["files"].setdefault(node, {})[fname] = schedule
             link["outputs"].setdefault(node, []).append(fname)
     if site.shaper == "router":
@@ -290,7 +337,7 @@ def _capture_plan(link: dict[str, Any], site: Site, snaplen_bytes: int) -> None:
         node = site.nodes[key]
         if node.iface is None:
             raise PlanError(f"capture: the site does not say which interface {key} uses")
-        pcap = f"{CAPTURE_PREFIX}{key}.pcap"
+        pcap = rundir.capture(key)
         argv = ["tcpdump", "-i", node.iface, "-s", str(snaplen_bytes), "-n", "-U", "-Z", "root",
                 "-w", f"{node.run_dir}/{pcap}"]  # fmt: skip
         p = _link_process(f"tcpdump-{key}", argv)
@@ -362,8 +409,9 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
         stdout, stderr = rundir.log_files(ps.name)
         outputs[ps.node] += [stdout, stderr]
         procs[ps.node].append(
-            ProcessPlan(ps.name, argv, round(offset, 3), ps.runs_to_end, list(ps.ok_exit_codes),
-                        stdout, stderr, env=dict(ps.env), wait_for_file=wait)
+            ProcessPlan(name=ps.name, argv=argv, start_at_s=round(offset, 3),
+                        runs_to_end=ps.runs_to_end, ok_exit_codes=list(ps.ok_exit_codes),
+                        stdout=stdout, stderr=stderr, env=dict(ps.env), wait_for_file=wait)
         )  # fmt: skip
     deadline_s = offset + spec.duration_s + GRACE_S
     workload_nodes = {n for p in site.pairs for n in (p.guest, p.host)}
@@ -375,13 +423,14 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
         else:
             tools = [["tc", "-V"], ["ethtool", "--version"]]
         spec_json = NodeSpec(
-            node=k, run_dir=node.run_dir, deadline_s=deadline_s, term_wait_s=TERM_WAIT_S,
+            node=k, run_dir=node.run_dir, report=rundir.node_report(k), deadline_s=deadline_s,
+            term_wait_s=TERM_WAIT_S,
             stop_file=f"{node.run_dir}/{STOP_FILE}" if node.stop_file else None,
             processes=procs[k], tools=tools, files=link["files"].get(k, {}),
             outputs=outputs[k], archive=node.archive, registry_dir=node.registry_dir,
             check_clock=not site.shared_fs,
         )  # fmt: skip
-        nodes[k] = NodePlan(node.name, node.run_dir, spec_json)
+        nodes[k] = NodePlan(name=node.name, run_dir=node.run_dir, spec=spec_json)
     out_dir = (results / rel).resolve()
     python = next(iter(site.nodes.values())).binaries["python"]
     return RunPlan(
@@ -399,7 +448,9 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
         python=python,
         duration_s=spec.duration_s,
         deadline_s=deadline_s,
-        link={k: link[k] for k in ("setup", "teardown", "stats", "applied")},
+        link=LinkPlan.model_validate(
+            {k: link[k] for k in ("setup", "teardown", "stats", "applied")}
+        ),  # fmt: skip
         nodes=nodes,
         transfers=transfers,
         inputs=inputs,

@@ -13,7 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from priolab.engine import rundir
+from ground import rundir
+from priolab.engine.plan import ProcessPlan, RunPlan
+from priolab.engine.report import NodeReport, ProcessCpu, ProcessReport
 
 CANCELLED = "cancelled by priolab-sim (the run was over, or the virtual deadline)"
 PROCESS_CPU_NOTE = (
@@ -41,29 +43,26 @@ def recv_drops(spec: dict[str, Any], report: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def _process(p: dict[str, Any], node: str, t0: float, r: dict[str, Any] | None) -> dict[str, Any]:
+def _process(p: ProcessPlan, node: str, t0: float, r: dict[str, Any] | None) -> ProcessReport:
     """One planned process as the agent reports it (engine/agent.py Proc.to_json)."""
 
     def at(key: str) -> float | None:
         return None if r is None or r.get(key) is None else t0 + float(r[key])
 
-    return {
-        "name": p["name"], "node": node, "argv": p["argv"], "pid": None,
-        "planned_start_time": t0 + float(p["start_at_s"]),
-        "start_time": at("started_at_s"), "end_time": at("ended_at_s"), "ready_time": None,
-        "exit_code": None if r is None else r.get("exit_code"),
-        "stopped_by_harness": CANCELLED if r is not None and r.get("cancelled") else None,
-        "start_error": None if r is not None else f"not in {rundir.SIM_REPORT}: priolab-sim "
-                                                  "did not report it",
-        "stdout": p["stdout"], "stderr": p["stderr"],
-        "cpu": {"cpu_s": None, "core_mean_pct": None, "core_max_pct": None,
-                "note": PROCESS_CPU_NOTE},
-    }  # fmt: skip
+    return ProcessReport(
+        name=p.name, node=node, argv=p.argv, pid=None, planned_start_time=t0 + p.start_at_s,
+        start_time=at("started_at_s"), end_time=at("ended_at_s"), ready_time=None,
+        exit_code=None if r is None else r.get("exit_code"),
+        stopped_by_harness=CANCELLED if r is not None and r.get("cancelled") else None,
+        start_error=None if r is not None else f"not in {rundir.SIM_REPORT}: priolab-sim "
+                                               "did not report it",
+        stdout=p.stdout, stderr=p.stderr, cpu=ProcessCpu(note=PROCESS_CPU_NOTE),
+    )  # fmt: skip
 
 
 def node_reports(
-    run_plan: dict[str, Any], spec: dict[str, Any], report: dict[str, Any], host: dict[str, Any]
-) -> dict[str, dict[str, Any]]:
+    run_plan: RunPlan, spec: dict[str, Any], report: dict[str, Any], host: dict[str, Any]
+) -> dict[str, NodeReport]:
     """node-<node>.json of every node of a sim run from priolab-sim's report. `host`: this
     machine's hostname and kernel (provenance)."""
     t0 = spec["epoch_unix_ns"] / 1e9
@@ -71,17 +70,16 @@ def node_reports(
     drops = recv_drops(spec, report)
     t_end = t0 + float(report.get("virtual_s") or 0.0)
     out = {}
-    for node, np_ in run_plan["nodes"].items():
-        procs = [_process(p, node, t0, by_name.get(p["name"]))
-                 for p in np_["spec"]["processes"]]  # fmt: skip
-        out[node] = {
+    for node, np_ in run_plan.nodes.items():
+        procs = [_process(p, node, t0, by_name.get(p.name)) for p in np_.spec.processes]
+        out[node] = NodeReport.model_validate({
             "node": node, "hostname": host.get("hostname"), "t0": t0, "processes": procs,
             "cpu_samples": [], "cpu_interval_s": None,
             "udp_counters": {"start": _udp(0, t0), "end": _udp(drops.get(node), t_end),
                              "note": UDP_NOTE},
             "versions": {}, "kernel": host.get("kernel"),
             "clock": {"chrony": None, "note": "sim: one virtual clock"}, "errors": [],
-        }  # fmt: skip
+        })  # fmt: skip
     return out
 
 

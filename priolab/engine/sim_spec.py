@@ -16,10 +16,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from ground.errors import UserError
-from netem.userspace import PACKET_LOG_NAME
-from priolab.engine import rundir
-from priolab.engine.plan import PlanError, Site, SiteNode
+from priolab.engine.plan import PlanError, RunPlan, Site, SiteNode
 from priolab.scenario import ReaderStall, RunSpec, SimOptions, Topology
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair
@@ -29,7 +28,7 @@ SIM_EPOCH_UNIX_NS = 1_767_225_600_000_000_000
 times the endpoints log are the same in two runs of one scenario and seed."""
 STATS_INTERVAL_MS = 1000
 """The link's stats lines, as real linkem writes them (analysis/link.py reads per second)."""
-LINK_CONFIG = "linkem.json"
+LINK_CONFIG = rundir.LINKEM_CONFIG
 LINK_STATS = rundir.LINK_STATS
 BACKEND_REASON = "sim site: linkem's Direction core (the userspace backend's) in virtual time"
 GUEST_IP, HOST_IP = "10.0.0.1", "10.0.0.2"
@@ -129,7 +128,7 @@ def _node(addr: str, side: str, recv: int | None, stall: ReaderStall | None) -> 
 
 
 def sim_spec(
-    run_plan: dict[str, Any], site: Site, run_dir: Path, options: SimOptions | None = None
+    run_plan: RunPlan, site: Site, run_dir: Path, options: SimOptions | None = None
 ) -> dict[str, Any]:
     """The SPEC.json of one planned sim run (notes/sim-contract.md). Processes keep the plan's
     order, stably sorted by start offset. A plan's `wait_for_file` has no place in it: every
@@ -144,33 +143,33 @@ def sim_spec(
         nodes[p.host] = _node(p.host_ip, "b", recv.host, stall.host)
     processes: list[dict[str, Any]] = []
     term_wait_s = 0.0
-    for node, np_ in run_plan["nodes"].items():
-        ns = np_["spec"]
-        term_wait_s = max(term_wait_s, float(ns["term_wait_s"]))
-        for p in ns["processes"]:
-            if p["env"]:
-                raise SimPlanError([(f"workload (process {p['name']})", "sets environment "
-                                     f"variables {sorted(p['env'])}: the endpoints of a sim run "
+    for node, np_ in run_plan.nodes.items():
+        ns = np_.spec
+        term_wait_s = max(term_wait_s, ns.term_wait_s)
+        for p in ns.processes:
+            if p.env:
+                raise SimPlanError([(f"workload (process {p.name})", "sets environment "
+                                     f"variables {sorted(p.env)}: the endpoints of a sim run "
                                      "share one process and its one environment")])  # fmt: skip
             processes.append({
-                "node": node, "name": p["name"], "argv": [Path(p["argv"][0]).name, *p["argv"][1:]],
-                "cwd": str(rd), "start_at_s": p["start_at_s"], "runs_to_end": p["runs_to_end"],
-                "ok_exit_codes": list(p["ok_exit_codes"]),
-                "stdout": str(rd / p["stdout"]), "stderr": str(rd / p["stderr"]),
+                "node": node, "name": p.name, "argv": [Path(p.argv[0]).name, *p.argv[1:]],
+                "cwd": str(rd), "start_at_s": p.start_at_s, "runs_to_end": p.runs_to_end,
+                "ok_exit_codes": list(p.ok_exit_codes),
+                "stdout": str(rd / p.stdout), "stderr": str(rd / p.stderr),
             })  # fmt: skip
     processes.sort(key=lambda x: x["start_at_s"])
     return {
-        "seed": run_plan["run"]["seed"],
+        "seed": run_plan.run["seed"],
         "epoch_unix_ns": SIM_EPOCH_UNIX_NS,
-        "deadline_s": run_plan["deadline_s"],
+        "deadline_s": run_plan.deadline_s,
         "term_wait_s": term_wait_s,
         "link": {
             "config": str(rd / LINK_CONFIG),
             "stats": str(rd / LINK_STATS),
             "stats_interval_ms": STATS_INTERVAL_MS,
             # beyond the contract's example: linkem's per-packet log (link.packet_log), or null
-            "packet_log": str(rd / PACKET_LOG_NAME)
-            if run_plan["run"]["link"]["packet_log"]
+            "packet_log": str(rd / rundir.PACKET_LOG)
+            if run_plan.run["link"]["packet_log"]
             else None,
         },
         "nodes": nodes,

@@ -28,16 +28,19 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from ground import rundir
+from ground.reasons import Reason, aborted, first_abort, site_error
+from netem import replay
 from priolab import clean as cleaning
-from priolab.engine import rundir
 from priolab.engine.finish import finish
-from priolab.engine.plan import TERM_WAIT_S, Site, SiteNode, plan
-from priolab.engine.reasons import Reason, aborted, first_abort, site_error
+from priolab.engine.plan import TERM_WAIT_S, Command, LinkPlan, RunPlan, Site, SiteNode, plan
 from priolab.scenario import RunSpec, Topology
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import RunContext
 
 AGENT = Path(__file__).resolve().parent.parent / "agent.py"
+REPLAY = Path(replay.__file__).resolve()
+"""tc's trace replayer, a process of a plan with a trace on tc (netem/replay.py)."""
 START_MARGIN_S = 0.5
 """t0 is this far after the agents are launched (assumption: a stdlib Python starts in
 well under 0.5 s; the judge flags a process that starts > 1 s late). The environment
@@ -58,7 +61,8 @@ def mininet_site(network: Any, spec: RunSpec, work: Path, backend: str, why: str
     """The nodes that have a share of the plan: every pair's ends and the emulator."""
     from netem.probe import linkem_path
 
-    binaries = {"linkem": str(linkem_path()), "python": sys.executable, "agent": str(AGENT)}
+    binaries = {"linkem": str(linkem_path()), "python": sys.executable, "agent": str(AGENT),
+                "replay": str(REPLAY)}  # fmt: skip
     keys = [n for p in network.pairs for n in (p.guest, p.host)] + ["emu"]
     ifaces = network.interfaces()
     nodes = {
@@ -75,23 +79,23 @@ def mininet_site(network: Any, spec: RunSpec, work: Path, backend: str, why: str
     )  # fmt: skip
 
 
-def _commands(network: Any, per_node: dict[str, list[dict[str, Any]]]) -> None:
+def _commands(network: Any, per_node: dict[str, list[Command]]) -> None:
     for node, cmds in per_node.items():
         for c in cmds:
-            network.node(node).run(c["argv"], check=c["check"])
+            network.node(node).run(c.argv, check=c.check)
 
 
-def _link_stats(network: Any, run_plan: dict[str, Any], work: Path) -> None:
+def _link_stats(network: Any, run_plan: RunPlan, work: Path) -> None:
     """tc's counters before the reset, as the testbed's link role hands them over."""
-    for node, items in run_plan["link"]["stats"].items():
+    for node, items in run_plan.link.stats.items():
         stats: dict[str, Any] = {}
         for item in items:
-            res = network.node(node).run(item["argv"], check=False)
+            res = network.node(node).run(item.argv, check=False)
             try:
-                stats[item["dev"]] = json.loads(res.stdout) if res.returncode == 0 else []
+                stats[item.dev] = json.loads(res.stdout) if res.returncode == 0 else []
             except json.JSONDecodeError:
-                stats[item["dev"]] = res.stdout
-        (work / f"tc-stats-{node}.json").write_text(json.dumps(stats))
+                stats[item.dev] = res.stdout
+        (work / rundir.tc_stats(node)).write_text(json.dumps(stats))
 
 
 def _wait(agents: dict[str, subprocess.Popen[bytes]], names: list[str], until: float) -> None:
@@ -152,14 +156,14 @@ def execute(
     out_dir: Path,
     backend: tuple[str, str, str],
     errors: list[Reason],
-) -> tuple[dict[str, Any] | None, dict[str, str]]:
+) -> tuple[RunPlan | None, dict[str, str]]:
     """Plan one run on a built network and carry it out in `work` (the run's `.partial`):
     the link's setup, an agent per node with one t0, the wait, the link's counters and
     teardown (on every exit path). Errors (and SIGINT/SIGTERM) are appended to `errors`.
-    Returns (the plan as JSON, or None if planning failed; the workload's inputs).
+    Returns (the plan, or None if planning failed; the workload's inputs).
     `backend` = (requested, used, why)."""
     requested, backend_used, why = backend
-    run_plan: dict[str, Any] | None = None
+    run_plan: RunPlan | None = None
     agents: dict[str, subprocess.Popen[bytes]] = {}
     agent_logs: list[Any] = []
     inputs: dict[str, str] = {}
@@ -167,22 +171,21 @@ def execute(
         ctx = RunContext(work, spec.duration_s, spec.seed, spec.base_dir, network.pairs)
         inputs = WORKLOADS[spec.workload_kind].prepare(spec.params, ctx)
         site = mininet_site(network, spec, work, backend_used, why)
-        rp = plan(spec, site, out_dir.parent)
-        rp.out_dir, rp.partial_dir = str(out_dir), str(work)
-        rp.backend["requested"] = requested
-        run_plan = rp.to_json()
-        (work / rundir.PLAN).write_text(json.dumps(run_plan, indent=1))
+        run_plan = plan(spec, site, out_dir.parent)
+        run_plan.out_dir, run_plan.partial_dir = str(out_dir), str(work)
+        run_plan.backend["requested"] = requested
+        (work / rundir.PLAN).write_text(json.dumps(run_plan.to_json(), indent=1))
         if network.state_id:  # clean knows every plan this network ran
             network.state["plans"].append(str(out_dir / rundir.PLAN))
             network.state["plan"] = str(work / rundir.PLAN)
             cleaning.write_state(network.state_id, network.state)
-        _commands(network, run_plan["link"]["setup"])
+        _commands(network, run_plan.link.setup)
         specs = work / ".agents"
         specs.mkdir()
         t0 = time.time() + float(os.environ.get("PRIOLAB_START_MARGIN_S", START_MARGIN_S))
-        for node, np_ in run_plan["nodes"].items():
+        for node, np_ in run_plan.nodes.items():
             f = specs / f"{node}.json"
-            f.write_text(json.dumps(np_["spec"]))
+            f.write_text(np_.spec.model_dump_json())
             out_rel, err_rel = rundir.log_files(f"agent-{node}")
             out, err = open(work / out_rel, "wb"), open(work / err_rel, "wb")  # noqa: SIM115
             agent_logs += [out, err]
@@ -190,8 +193,8 @@ def execute(
                 [sys.executable, str(AGENT), "run", str(f), "--t0", repr(t0)],
                 stdout=out, stderr=err,
             )  # fmt: skip
-        enders = [n for n in agents if n != run_plan["emulator"]]
-        _wait(agents, enders, t0 + run_plan["deadline_s"] + AGENT_STOP_WAIT_S)
+        enders = [n for n in agents if n != run_plan.emulator]
+        _wait(agents, enders, t0 + run_plan.deadline_s + AGENT_STOP_WAIT_S)
     except RunAborted as e:
         errors.append(aborted(e))
     except Exception as e:  # recorded in metadata; the run is invalid, teardown still runs
@@ -199,8 +202,8 @@ def execute(
     finally:
         if errors:
             _stop_agents(agents)
-        elif run_plan is not None and run_plan["emulator"] in agents:
-            (work / ".stop").touch()
+        elif run_plan is not None and run_plan.emulator in agents:
+            (work / rundir.STOP_FILE).touch()
             _wait(agents, [run_plan["emulator"]], time.time() + AGENT_STOP_WAIT_S)
             _stop_agents(agents)
         for f in agent_logs:
@@ -208,7 +211,7 @@ def execute(
         if run_plan is not None:
             try:
                 _link_stats(network, run_plan, work)
-                _commands(network, run_plan["link"]["teardown"])
+                _commands(network, run_plan.link.teardown)
             except Exception as e:  # noqa: BLE001
                 errors.append(site_error(f"link reset failed: {e}"))
     for f in (work / ".agents").glob("*.json"):
@@ -231,7 +234,7 @@ def run_one(
     if backend_name:
         spec = replace(spec, link=spec.link.model_copy(update={"backend": backend_used}))
     old_handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    run_plan: dict[str, Any] | None = None
+    run_plan: RunPlan | None = None
     errors: list[Reason] = []
     inputs: dict[str, str] = {}
     try:
@@ -257,13 +260,19 @@ def run_one(
 
 
 def _empty_plan(
-    spec: RunSpec, out_dir: Path, work: Path, requested: str, used: str, why: str
-) -> dict[str, Any]:
-    return {
-        "site": "mininet", "rel_dir": str(spec.rel_dir), "out_dir": str(out_dir),
-        "partial_dir": str(work), "run": spec.to_json(),
-        "backend": {"requested": requested, "used": used, "reason": why}, "shaper": "router",
-        "duration_s": spec.duration_s, "deadline_s": 0.0, "nodes": {}, "transfers": [],
-        "inputs": [], "interfaces": {}, "emulator": None,
-        "link": {"setup": {}, "teardown": {}, "stats": {}, "applied": {"backend": used}},
-    }  # fmt: skip
+    spec: RunSpec,
+    out_dir: Path,
+    work: Path,
+    requested: str,
+    used: str,
+    why: str,
+    site: str = "mininet",
+) -> RunPlan:
+    """The plan of a run that failed before it had one: what is known, and no nodes."""
+    return RunPlan(
+        site=site, rel_dir=str(spec.rel_dir), out_dir=str(out_dir), partial_dir=str(work),
+        run=spec.to_json(), backend={"requested": requested, "used": used, "reason": why},
+        shaper="router", python=None, duration_s=spec.duration_s, deadline_s=0.0, nodes={},
+        transfers=[], inputs=[], interfaces={}, emulator=None,
+        link=LinkPlan(applied={"backend": used if site != "sim" else "sim"}),
+    )  # fmt: skip

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
 from ground.errors import UserError
-from priolab.engine import rundir
+from ground.reasons import Reason, aborted, first_abort, site_error
 from priolab.engine.finish import finish
-from priolab.engine.plan import plan
-from priolab.engine.reasons import Reason, aborted, first_abort, site_error
+from priolab.engine.plan import RunPlan, plan
 from priolab.engine.sim_report import node_reports, run_errors, site_block
 from priolab.engine.sim_spec import LINK_CONFIG, check, sim_site, sim_spec
 from priolab.engine.sites.mininet import RunAborted, _empty_plan, on_signal
@@ -101,7 +101,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
     out_dir = out_dir.resolve()
     work = rundir.begin(out_dir)
     old_handlers = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    run_plan: dict[str, Any] | None = None
+    run_plan: RunPlan | None = None
     errors: list[Reason] = []
     inputs: dict[str, str] = {}
     spec_json: dict[str, Any] | None = None
@@ -111,12 +111,11 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         site = sim_site(spec, work)
         ctx = RunContext(work, spec.duration_s, spec.seed, spec.base_dir, site.pairs)
         inputs = WORKLOADS[spec.workload_kind].prepare(spec.params, ctx)
-        rp = plan(spec, site, out_dir.parent)
-        rp.out_dir, rp.partial_dir = str(out_dir), str(work)
-        run_plan = rp.to_json()
-        (work / rundir.PLAN).write_text(json.dumps(run_plan, indent=1))
+        run_plan = plan(spec, site, out_dir.parent)
+        run_plan.out_dir, run_plan.partial_dir = str(out_dir), str(work)
+        (work / rundir.PLAN).write_text(json.dumps(run_plan.to_json(), indent=1))
         spec_json = sim_spec(run_plan, site, work, spec.sim)
-        (work / LINK_CONFIG).write_text(json.dumps(run_plan["link"]["applied"]["config"]))
+        (work / LINK_CONFIG).write_text(json.dumps(run_plan.link.applied["config"]))
         (work / rundir.SIM_SPEC).write_text(json.dumps(spec_json, indent=1))
         limit_s = WALL_FACTOR * float(spec_json["deadline_s"]) + WALL_MARGIN_S
         measured = _execute(binary, work / rundir.SIM_SPEC, work, limit_s)
@@ -133,7 +132,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         if report is not None:
             host = {"hostname": platform.node(), "kernel": platform.release()}
             for node, rep in node_reports(run_plan, spec_json, report, host).items():
-                (work / rundir.node_report(node)).write_text(json.dumps(rep, indent=1))
+                (work / rundir.node_report(node)).write_text(rep.model_dump_json(indent=1))
     except RunAborted as e:
         errors.append(aborted(e))
     except Exception as e:  # recorded in metadata; the run is invalid
@@ -143,9 +142,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
             signal.signal(s, h)
 
     if run_plan is None:  # failed before a plan existed: record what is known
-        run_plan = _empty_plan(spec, out_dir, work, spec.link.backend, "userspace", "sim")
-        run_plan["site"] = "sim"
-        run_plan["link"]["applied"] = {"backend": "sim"}
+        run_plan = _empty_plan(spec, out_dir, work, spec.link.backend, "userspace", "sim", "sim")
     block = site_block(spec_json or {"seed": spec.seed, "epoch_unix_ns": None}, report, measured)
     block["binary"] = str(binary)
     meta = finish(work, run_plan, site_errors=errors, extra={"inputs": inputs, "site": block})

@@ -24,16 +24,16 @@ Every boot uses both host cores: run it under the machine-wide netns lock.
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from ground import rundir
+from ground.reasons import site_error
 from priolab import cpu
-from priolab.engine import rundir
+from priolab.engine.agent import CpuSampler
 from priolab.engine.finish import finish, rejudge
-from priolab.engine.reasons import site_error
+from priolab.engine.plan import RunPlan
 from priolab.engine.sites.mininet import _empty_plan
 from priolab.scenario import RunSpec, input_files
 
@@ -67,39 +67,6 @@ def shares(scenario: Path, out_dir: Path) -> list[Path]:
     folders = {scenario.resolve().parent, out_dir.parent}
     folders.update(f.parent for f in input_files(scenario))
     return sorted(folders)
-
-
-class HostCpu:
-    """This machine's CPU utilisation every `interval_s`, with the time of each sample."""
-
-    def __init__(self, interval_s: float = 0.5) -> None:
-        self.interval_s = interval_s
-        self.samples: list[tuple[float, float]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def __enter__(self) -> HostCpu:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=2)
-
-    def _loop(self) -> None:
-        total0, idle0 = cpu._read()
-        while not self._stop.wait(self.interval_s):
-            total, idle = cpu._read()
-            if total > total0:
-                self.samples.append((time.time(), 1.0 - (idle - idle0) / (total - total0)))
-            total0, idle0 = total, idle
-
-    def during(self, start: float | None, stop: float | None) -> dict[str, Any]:
-        """The project's CPU summary (and verdict) of the samples between start and stop."""
-        if start is None or stop is None:
-            return cpu.summarise([], self.interval_s)
-        picked = [u for t, u in self.samples if start <= t <= stop + self.interval_s]
-        return cpu.summarise(picked, self.interval_s)
 
 
 def timeout_s(spec: RunSpec) -> float:
@@ -141,7 +108,7 @@ def run_one_in_vm(
     t_boot = time.time()
     inner = Command(inner_argv(spec, scenario, out_dir, backend), timeout_s=t, cwd=str(REPO),
                     env={"PRIOLAB_START_MARGIN_S": str(START_MARGIN_S)})  # fmt: skip
-    with HostCpu() as host:
+    with CpuSampler() as host:  # this machine's CPU, with the time of each sample
         res = run_job(
             [inner],
             timeout_s=t + VM_MARGIN_S,
@@ -158,11 +125,11 @@ def run_one_in_vm(
         why = (f"the VM run did not finish: {res.summary()}\n"
                f"{str(first.get('stderr', ''))[-1500:] or res.guest_log[-1500:]}")  # fmt: skip
         plan_path = work / rundir.PLAN
-        plan = (json.loads(plan_path.read_text()) if plan_path.exists()
+        plan = (RunPlan.read(plan_path) if plan_path.exists()
                 else _empty_plan(spec, out_dir, work, backend, backend, "vm site"))  # fmt: skip
         finish(work, plan, site_errors=[site_error(why)], promote=False)
     meta = rundir.read_metadata(work)
-    host_cpu = host.during(meta.get("start_time"), meta.get("stop_time"))
+    host_cpu = cpu.during(host, meta.get("start_time"), meta.get("stop_time"))
     site = {**meta.get("site", {}), "kind": "vm", "inside": meta.get("site", {}).get("kind")}
     vm = {**vm_block(res, img.dir), "host_cpu": host_cpu}
     return rejudge(work, host_cpu, {"site": site, "vm": vm})

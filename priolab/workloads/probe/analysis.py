@@ -137,7 +137,7 @@ def probe_arrays(run: Path) -> dict[str, np.ndarray]:
 
 def process_start_ns(run: Path, name: str) -> int | None:
     """When a planned process of the run started (its node's report), ns since the epoch."""
-    for f in sorted(run.glob("node-*.json")):
+    for f in sorted(run.glob(rundir.NODE_REPORTS_GLOB)):
         for p in json.loads(f.read_text()).get("processes", []):
             if p["name"] == name and p.get("start_time"):
                 return int(p["start_time"] * 1e9)
@@ -149,13 +149,13 @@ def link_started_ns(run: Path) -> int:
     replayer's start, else the run's t0 (node reports of the run folder)."""
     best: float | None = None
     t0: float | None = None
-    for f in sorted(run.glob("node-*.json")):
+    for f in sorted(run.glob(rundir.NODE_REPORTS_GLOB)):
         rep = json.loads(f.read_text())
         t0 = t0 or rep.get("t0")
         for p in rep.get("processes", []):
             if p["name"] == "linkem" and p.get("ready_time"):
                 best = p["ready_time"]
-            elif p["name"] == "tc-replay-uplink" and p.get("start_time") and best is None:
+            elif p["name"] == rundir.tc_replay("uplink") and p.get("start_time") and best is None:
                 best = p["start_time"]
     return int((best or t0 or 0.0) * 1e9)
 

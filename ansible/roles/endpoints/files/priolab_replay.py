@@ -1,0 +1,1 @@
+../../../../netem/replay.py
