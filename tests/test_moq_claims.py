@@ -32,6 +32,12 @@ def test_one_late_or_lost_i_frame_is_not_reproduced_and_says_where_it_waited() -
     v = all_i_on_time(700)(runs, pd.DataFrame()).verdict
     assert v.startswith("not reproduced, because in 2 of 3 runs an I frame")
     assert "1 of 3 runs lost an I frame" in v and "link's FIFO queue" in v
+    assert "as the link counts" not in v  # no load measured: none claimed
+    runs = runs.assign(link_load=[1.006] * 3, downlink_eth_mbps=[2.716] * 3,
+                       link_rate_mbps=[2.7] * 3)  # fmt: skip
+    v = all_i_on_time(700)(runs, pd.DataFrame()).verdict
+    assert "2.716 Mbit/s as the link counts it (IP + Ethernet), 100.6% of the 2.7 Mbit/s " in v
+    assert "(above it)" in v
     # the link's queue held little: the frames waited in the publisher
     runs["link_queue_delay_max_ms"] = [10.0, 12.0, 11.0]
     assert "in the publisher" in all_i_on_time(700)(runs, pd.DataFrame()).verdict
@@ -47,7 +53,7 @@ def test_ft_gain_over_fefs_reproduced_differs_or_not() -> None:
     fefs = _runs("otdr_700ms", [0.5, 0.52, 0.51], **q)
     assert scheme_gain("otdr_700ms")(ft, fefs).verdict == "reproduced"
     same = scheme_gain("otdr_700ms")(fefs, fefs.assign(otdr_700ms=[0.52, 0.5, 0.51])).verdict
-    assert same.startswith("differs (no gain: the CI holds 1), because")
+    assert same.startswith("differs (no gain: the CI holds 1), because FT displays 0.510")
     lower = scheme_gain("otdr_700ms")(fefs, ft).verdict
     assert lower.startswith("not reproduced (FT lower), because")
     assert scheme_gain("otdr_700ms")(ft, fefs).n == "3+3"

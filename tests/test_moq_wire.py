@@ -60,3 +60,11 @@ def test_no_link_counters_leave_only_the_payload_rate() -> None:
     m = wire_metrics(_frames(), None)
     assert m["payload_mbps"] == pytest.approx(2.0)
     assert all(math.isnan(v) for k, v in m.items() if k != "payload_mbps")
+
+
+def test_link_load_is_the_ethernet_rate_over_the_links() -> None:
+    m = wire_metrics(_frames(), _link(2250, 250 * 9 * 1130), link_rate_bps=2_000_000)
+    assert m["link_rate_mbps"] == 2.0
+    assert m["link_load"] == pytest.approx(m["downlink_eth_mbps"] / 2.0)
+    assert m["link_load"] > 1  # 2.059 Mbit/s of Ethernet frames on a 2 Mbit/s link
+    assert math.isnan(wire_metrics(_frames(), _link(2250, 2_542_500))["link_load"])

@@ -132,7 +132,9 @@ def run_analysis(
     frames.to_parquet(out / FRAMES_TABLE, index=False)
     m = metrics(frames)
     if meta is not None:
-        m.update(wire_metrics(frames, (meta.get("link_final") or {}).get("downlink")))
+        down = (meta.get("link_applied") or {}).get("resolved", {}).get("downlink") or {}
+        counters = (meta.get("link_final") or {}).get("downlink")
+        m.update(wire_metrics(frames, counters, down.get("mean_rate_bps")))
     return m
 
 

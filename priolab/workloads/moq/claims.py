@@ -37,6 +37,19 @@ def _col(runs: pd.DataFrame, metric: str) -> np.ndarray:
     return runs[metric].to_numpy(float)
 
 
+def load_text(runs: pd.DataFrame) -> str:
+    """The video's rate as the link counts it against the link's rate, from the runs."""
+    load, eth = _col(runs, "link_load"), _col(runs, "downlink_eth_mbps")
+    rate = _col(runs, "link_rate_mbps")
+    if not len(load) or not np.isfinite(load).any():
+        return ""
+    over = "above" if np.nanmean(load) >= 1 else "below"
+    return (
+        f"the video is {np.nanmean(eth):.4g} Mbit/s as the link counts it (IP + Ethernet), "
+        f"{np.nanmean(load):.1%} of the {np.nanmean(rate):g} Mbit/s link ({over} it); "
+    )
+
+
 def backlog_where(runs: pd.DataFrame, latency_metric: str) -> str:
     """Where the frames waited, from the runs' own counters: the link's FIFO queue (linkem's
     largest queue delay) against the frames' largest latency. Stream priorities order only
@@ -45,16 +58,17 @@ def backlog_where(runs: pd.DataFrame, latency_metric: str) -> str:
     q = _col(runs, "link_queue_delay_max_ms")
     lat, q = lat[np.isfinite(lat)], q[np.isfinite(q)]
     if not len(lat) or not len(q):
-        return "the link's queue delay was not counted"
+        return load_text(runs) + "the link's queue delay was not counted"
     share = float(np.mean(q)) / float(np.mean(lat)) if np.mean(lat) > 0 else math.nan
     where = (
-        "in the link's FIFO queue, which no stream priority reorders: the congestion window "
-        "grew past the path's bandwidth-delay product, so the backlog left the publisher"
+        "in the link's FIFO queue, which no stream priority reorders (the congestion window "
+        "let the backlog leave the publisher)"
         if share >= 0.5
         else "in the publisher, behind the data already sent into the congestion window"
     )
+    kind = latency_metric.split("_")[1]
     return (
-        f"the largest {latency_metric.split('_')[1]}-frame latency is {_mean_ci(lat, '.0f')} ms "
+        f"{load_text(runs)}the largest {kind}-frame latency is {_mean_ci(lat, '.0f')} ms "
         f"and the link's queue held packets up to {_mean_ci(q, '.0f')} ms ({share:.0%} of "
         f"it): the frames waited {where}"
     )
@@ -108,9 +122,10 @@ def scheme_gain(metric: str) -> Judge:
         if math.isfinite(lo) and lo > 1:
             return Judged(value, n, "reproduced")
         where = backlog_where(pd.concat([num, den]), "latency_I_max_ms")
+        both = f"FT displays {np.mean(a):.3f} of the frames on time, FEFS {np.mean(b):.3f}; "
         if math.isfinite(hi) and hi < 1:
-            return Judged(value, n, f"not reproduced (FT lower), because {where}")
-        return Judged(value, n, f"differs (no gain: the CI holds 1), because {where}")
+            return Judged(value, n, f"not reproduced (FT lower), because {both}{where}")
+        return Judged(value, n, f"differs (no gain: the CI holds 1), because {both}{where}")
 
     return judge
 

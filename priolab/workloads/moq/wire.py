@@ -35,15 +35,21 @@ def stream_duration_s(capture_ms: np.ndarray) -> float:
     return len(c) * float(np.median(np.diff(c))) / 1e3
 
 
-def wire_metrics(frames: pd.DataFrame, downlink: Mapping[str, Any] | None) -> dict[str, float]:
+def wire_metrics(
+    frames: pd.DataFrame, downlink: Mapping[str, Any] | None, link_rate_bps: float | None = None
+) -> dict[str, float]:
     """frames: analysis.frames_table (size_bytes, capture_ms, arrival_ms per released frame);
-    downlink: the link's final counters of the video direction (None: not counted, e.g. tc).
+    downlink: the link's final counters of the video direction (None: not counted, e.g. tc);
+    link_rate_bps: the video direction's mean rate as the run resolved it (None: unknown or
+    unlimited).
 
     - `payload_mbps`: the frames' bytes (no headers) over the stream's duration;
     - `downlink_ip_mbps`, `downlink_eth_mbps`: what the video direction carried, at the IP
       layer and as the link counts it (Ethernet), over the same duration;
     - `link_queue_delay_mean_ms`, `_max_ms`: the waits of the video's packets in the
       link's queue (linkem's counters);
+    - `link_rate_mbps` and `link_load` = `downlink_eth_mbps` ÷ it (≥ 1: the video alone
+      needs more than the link gives, so a backlog grows for the whole run);
     - `clip_ip_mbps`, `overhead_bytes_per_frame`, `overhead_pct`, `packets_per_frame`,
       `overhead_bytes_per_packet`: only for a clean run (above), else NaN.
     """
@@ -51,7 +57,8 @@ def wire_metrics(frames: pd.DataFrame, downlink: Mapping[str, Any] | None) -> di
     out = dict.fromkeys(
         ("payload_mbps", "downlink_ip_mbps", "downlink_eth_mbps", "clip_ip_mbps",
          "overhead_bytes_per_frame", "overhead_pct", "packets_per_frame",
-         "overhead_bytes_per_packet", "link_queue_delay_mean_ms", "link_queue_delay_max_ms"),
+         "overhead_bytes_per_packet", "link_queue_delay_mean_ms", "link_queue_delay_max_ms",
+         "link_rate_mbps", "link_load"),
         nan,
     )  # fmt: skip
     n = len(frames)
@@ -67,6 +74,9 @@ def wire_metrics(frames: pd.DataFrame, downlink: Mapping[str, Any] | None) -> di
     ip = eth - ETHERNET_HEADER_BYTES * packets
     out["downlink_ip_mbps"] = ip * 8 / dur / 1e6
     out["downlink_eth_mbps"] = eth * 8 / dur / 1e6
+    if link_rate_bps:
+        out["link_rate_mbps"] = link_rate_bps / 1e6
+        out["link_load"] = out["downlink_eth_mbps"] / out["link_rate_mbps"]
     for k, src in (("link_queue_delay_mean_ms", "queue_delay_ms_mean"),
                    ("link_queue_delay_max_ms", "queue_delay_ms_max")):  # fmt: skip
         v = downlink.get(src)
