@@ -180,7 +180,7 @@ MOQ = Paper(
         *(
             Claim(
                 "Fig. 6",
-                f"at {rate}bit/s, with a latency budget of 700 ms or more every I frame is "
+                f"at {rate[:-1]} Mbit/s, with a latency budget of 700 ms or more every I frame is "
                 "displayed on time (FT)",
                 "every I frame ≤ 700 ms",
                 0.0,
@@ -196,7 +196,7 @@ MOQ = Paper(
         *(
             Claim(
                 "Fig. 10",
-                f"at {rate}bit/s, prioritisation by frame type displays more frames on time "
+                f"at {rate[:-1]} Mbit/s, prioritisation by frame type displays more frames on time "
                 "than FEFS under the same constraint (OTDR at a 700 ms budget)",
                 "FT > FEFS",
                 1.0,
