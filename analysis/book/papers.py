@@ -10,8 +10,11 @@ every table of analysis/ gives it. RISE's claims live in priolab/workloads/rise/
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from analysis.book.judged import Judge
+from priolab.workloads.moq import claims as moq_claims
 from priolab.workloads.roq.figures import PAPER_SSIM
 
 
@@ -26,6 +29,11 @@ class Claim:
     num: str  # scheme whose mean is the value (or the numerator)
     den: str = ""  # scheme of the denominator; empty: the value is num's mean
     settings: tuple[str, ...] = ()  # only these settings; empty: every setting
+    # Optional: the value and the verdict from the claim's own runs (judged.py): "reproduced",
+    # "not reproduced, because ..." or "differs, because ...", the reason measured. None: the
+    # mean or ratio with its CI against lo..hi (results.verdict).
+    judge: Judge | None = None
+    scenarios: tuple[str, ...] = ()  # only these scenarios; empty: every one of the paper's
 
 
 @dataclass(frozen=True)
@@ -144,6 +152,9 @@ ROQ = Paper(
     ),
 )
 
+MOQ_RATES = ("2.7M", "2.85M", "3M")  # seeds/004's three constraints (scenarios/moq-sports.yaml)
+MOQ_I_BUDGET_MS = 700.0  # seeds/004 Fig. 6: "if the latency budget is 700 ms or more"
+
 MOQ = Paper(
     "moq",
     "MoQ",
@@ -151,16 +162,53 @@ MOQ = Paper(
     'Transport"',
     "004_5b2a9a216f36b10d.txt",
     "moq",
-    ("moq-sports",),
+    ("moq-sports", "moq-overhead"),
     (
         Claim(
-            "Fig. 6",
-            "with a latency budget of 700 ms or more, every I frame is displayed on time (FT)",
-            "1.0",
-            1.0,
-            1.0,
-            "otdr_I_700ms",
+            "Experimental Setup",
+            "the video's bitrate with the associated overheads (here: MoQ, QUIC, UDP, IPv4, "
+            "on an uncongested link) was approximately 2.7 Mbit/s",
+            "≈ 2.7 (± 3 %)",
+            2.7 * 0.97,
+            2.7 * 1.03,
+            "clip_ip_mbps",
             "ft",
+            settings=("x264-2.7-ip",),
+            judge=moq_claims.within(2.7 * 0.97, 2.7 * 1.03, "clip_ip_mbps", "Mbit/s"),
+            scenarios=("moq-overhead",),
+        ),
+        *(
+            Claim(
+                "Fig. 6",
+                f"at {rate[:-1]} Mbit/s, with a latency budget of 700 ms or more every I frame is "
+                "displayed on time (FT)",
+                "every I frame ≤ 700 ms",
+                0.0,
+                MOQ_I_BUDGET_MS,
+                "i_all_on_time_budget_ms",
+                "ft",
+                settings=(rate,),
+                judge=moq_claims.all_i_on_time(MOQ_I_BUDGET_MS),
+                scenarios=("moq-sports",),
+            )
+            for rate in MOQ_RATES
+        ),
+        *(
+            Claim(
+                "Fig. 10",
+                f"at {rate[:-1]} Mbit/s, prioritisation by frame type displays more frames on time "
+                "than FEFS under the same constraint (OTDR at a 700 ms budget)",
+                "FT > FEFS",
+                1.0,
+                math.inf,
+                "otdr_700ms",
+                "ft",
+                "fefs",
+                settings=(rate,),
+                judge=moq_claims.scheme_gain("otdr_700ms"),
+                scenarios=("moq-sports",),
+            )
+            for rate in MOQ_RATES
         ),
     ),
 )

@@ -121,8 +121,13 @@ def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
     for s in scenarios:
         if s.runs.empty or c.metric not in s.runs:
             continue
+        if c.scenarios and s.name not in c.scenarios:
+            continue
         for setting in dict.fromkeys(s.runs["setting"]):
             if c.settings and str(setting).split("/")[0] not in c.settings:
+                continue
+            if c.judge is not None:
+                rows += _judged_row(c, s, setting)
                 continue
             a = _values(s.runs, setting, c.num, c.metric)
             if not a:
@@ -144,6 +149,19 @@ def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
                 [ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]  # type: ignore[arg-type]
             )
     return rows
+
+
+def _judged_row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
+    """The claim's own judge (judged.py) over the runs of (scenario, setting)."""
+    assert c.judge is not None
+    at = s.runs[s.runs["setting"] == setting]
+    num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den] if c.den else at[:0]
+    if num.empty or (c.den and den.empty):
+        return []
+    j = c.judge(num, den)
+    sites = ", ".join(sorted(set(num["site"]) | set(den["site"])))
+    file = f"`{s.file}`" if s.file else s.name
+    return [[j.value, j.n, sites, file, str(setting), j.verdict]]
 
 
 def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:

@@ -11,7 +11,9 @@ Metrics (metrics.json): for the budgets of BUDGETS_MS, `otdr_<b>ms` over all fra
 `otdr_<T>_<b>ms` per type; per type `latency_<T>_median_ms`, `_p95_ms`, `_max_ms` over the
 frames that arrived, and `lost_<T>_pct` (never arrived); `i_all_on_time_budget_ms` = the
 smallest budget at which every I frame is on time (the largest I display delay; NaN if an
-I frame never arrived); `frames_sent`, `received_pct`. A frame is counted in the OTDR
+I frame never arrived); `frames_sent`, `received_pct`; what the run put on the wire
+(`payload_mbps`, `downlink_ip_mbps`, `clip_ip_mbps`, `overhead_bytes_per_frame`, ...:
+wire.py), from the link's counters in metadata.json. A frame is counted in the OTDR
 whether or not it arrived (never arrived = never on time): a run that stops delivering
 cannot look good.
 """
@@ -28,6 +30,7 @@ import pandas as pd
 from analysis.logs import AnalysisError
 from priolab.workloads.logs import read_csv_log
 from priolab.workloads.moq.otdr import display_delay_ms, otdr
+from priolab.workloads.moq.wire import wire_metrics
 from priolab.workloads.moq.workload import MoqParams
 from priolab.workloads.what_ran import what_ran
 
@@ -118,13 +121,21 @@ def otdr_curves(frames: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(rows, ignore_index=True)
 
 
-def run_analysis(run_dir: Path, tables_dir: str = "tables") -> dict[str, float]:
-    """Write tables/moq_frames.parquet; return the run's metrics."""
+def run_analysis(
+    run_dir: Path, tables_dir: str = "tables", meta: dict[str, Any] | None = None
+) -> dict[str, float]:
+    """Write tables/moq_frames.parquet; return the run's metrics, with what the run put on
+    the wire (wire.py) from metadata.json's link counters when `meta` is given."""
     frames = frames_table(run_dir)
     out = run_dir / tables_dir
     out.mkdir(exist_ok=True)
     frames.to_parquet(out / FRAMES_TABLE, index=False)
-    return metrics(frames)
+    m = metrics(frames)
+    if meta is not None:
+        down = (meta.get("link_applied") or {}).get("resolved", {}).get("downlink") or {}
+        counters = (meta.get("link_final") or {}).get("downlink")
+        m.update(wire_metrics(frames, counters, down.get("mean_rate_bps")))
+    return m
 
 
 class MoqAnalysis:
@@ -147,7 +158,7 @@ class MoqAnalysis:
         self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
     ) -> tuple[dict[str, float], dict[str, Any]]:
         try:
-            return run_analysis(run_dir, tables_dir.name), {}
+            return run_analysis(run_dir, tables_dir.name, meta), {}
         except MoqLogError as e:
             raise AnalysisError(str(e)) from None
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from priolab.paths import REPO_ROOT
 from priolab.workloads.base import QuicPair, RunContext
 
-SHIPPED_CLIP = REPO_ROOT / "traces" / "synthetic" / "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv"
+SHIPPED_CLIP = REPO_ROOT / "traces" / "synthetic" / "gop-x264-720p25-g50-bf2-2.7mbps-ip-20s.csv"
 
 
 class MoqParams(BaseModel):
@@ -23,7 +23,7 @@ class MoqParams(BaseModel):
 
     frame_trace: Path | None = Field(
         default=None,
-        description="GoP CSV (traces/README.md), looped; default: the shipped 720p25 encode",
+        description="GoP CSV (traces/README.md), looped; default: the clip of clip.py",
     )
     scheme: Literal["fefs", "ft", "group"] = "fefs"
     max_group_lag: int = Field(default=1, ge=1, le=1000, description="scheme group only")
