@@ -28,7 +28,9 @@ impl Fate {
     }
 }
 
-/// Write one frame's line; times in ns since the link started.
+/// Write one frame's line; times in ns since the link started, written as µs with three
+/// decimals. The µs are formatted from the integer ns (what `{:.3}` of `ns as f64 / 1e3` gives,
+/// digit for digit, below 2^53 ns, without float formatting: a log line per packet).
 pub fn write_record(
     w: &mut impl Write,
     dir: &str,
@@ -39,10 +41,12 @@ pub fn write_record(
 ) -> io::Result<()> {
     writeln!(
         w,
-        r#"{{"dir":"{}","t_in_us":{:.3},"t_out_us":{:.3},"bytes":{},"fate":"{}"}}"#,
+        r#"{{"dir":"{}","t_in_us":{}.{:03},"t_out_us":{}.{:03},"bytes":{},"fate":"{}"}}"#,
         dir,
-        arrival_ns as f64 / 1e3,
-        at_ns as f64 / 1e3,
+        arrival_ns / 1000,
+        arrival_ns % 1000,
+        at_ns / 1000,
+        at_ns % 1000,
         bytes,
         fate.name()
     )
@@ -62,5 +66,24 @@ mod tests {
             "{\"dir\":\"a_to_b\",\"t_in_us\":1.500,\"t_out_us\":2000.250,\"bytes\":1042,\
              \"fate\":\"drop_police\"}\n"
         );
+    }
+
+    #[test]
+    fn the_times_read_as_the_float_formatting_of_the_us() {
+        // Every ns of the first 3 µs, then values spread up to 2^50 ns (13 days).
+        let small = 0..3_000u64;
+        let spread = std::iter::successors(Some(1u64), |n| Some(n * 3 + 7))
+            .take_while(|n| *n < 1 << 50)
+            .flat_map(|n| [n - 1, n, n + 1, n + 499, n + 500, n + 999]);
+        for t in small.chain(spread) {
+            let mut out = Vec::new();
+            write_record(&mut out, "b_to_a", t, t, 0, Fate::Sent).unwrap();
+            let us = format!("{:.3}", t as f64 / 1e3);
+            let want = format!(
+                "{{\"dir\":\"b_to_a\",\"t_in_us\":{us},\"t_out_us\":{us},\"bytes\":0,\
+                 \"fate\":\"sent\"}}\n"
+            );
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{t} ns");
+        }
     }
 }
