@@ -193,3 +193,17 @@ def test_ssim_table_says_when_a_decoder_stopped_or_decoded_nothing(tmp_path: Pat
     assert decoder["scream-newreno"].startswith("decoder stopped (ERROR) in 1/2")
     assert decoder["trivial+stream"].startswith("no picture decoded in 1/1 runs")
     assert decoder["udp-scream"] == "errors not recorded in 1/1"
+
+
+def test_loss_recovery_counts_come_from_both_summaries() -> None:
+    """PLIs sent (receiver) and received, IDRs forced (sender), undecodable frames; NaN from
+    endpoints older than PLI."""
+    from priolab.workloads.roq.analysis import decoder_metrics
+
+    host = {"key_frames_sent": 9, "pli_received": 2, "key_frames_forced": 2}
+    guest = {**_decoder_fields(0, 3), "pli_sent": 3, "undecodable_frames": 5}
+    m = decoder_metrics(host, guest, 6)
+    got = (m["pli_sent"], m["pli_received"], m["key_frames_forced"], m["undecodable_frames"])
+    assert got == (3.0, 2.0, 2.0, 5.0)
+    m = decoder_metrics({"key_frames_sent": 9}, _decoder_fields(0, 3), 6)
+    assert all(np.isnan(m[k]) for k in ("pli_sent", "pli_received", "key_frames_forced"))

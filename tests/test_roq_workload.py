@@ -44,6 +44,17 @@ def test_quic_plan_sender_serves_receiver_waits_for_the_certificate(tmp_path: Pa
     assert _flag(s.argv, "--duration-s") == "20"
 
 
+def test_receiver_sends_pli_by_default_and_next_idr_is_the_named_variant(tmp_path: Path) -> None:
+    s, r = Roq().plan(RoqParams(), _ctx(tmp_path))
+    assert (_flag(r.argv, "--loss-recovery"), _flag(r.argv, "--pli-repeat-ms")) == ("pli", "1000")
+    assert "--loss-recovery" not in s.argv  # the sender answers any PLI it receives
+    _, r = Roq().plan(RoqParams(loss_recovery="next-idr", pli_repeat_ms=500), _ctx(tmp_path))
+    assert (_flag(r.argv, "--loss-recovery"), _flag(r.argv, "--pli-repeat-ms")) == (
+        "next-idr",
+        "500",
+    )
+
+
 def test_udp_plan_receiver_binds_first(tmp_path: Path) -> None:
     r, s = Roq().plan(RoqParams(transport="udp", rate="trivial"), _ctx(tmp_path))
     assert (r.name, s.name) == ("roq-receiver", "roq-sender")
@@ -62,6 +73,9 @@ def test_udp_plan_receiver_binds_first(tmp_path: Path) -> None:
         ({"width": 642}, "multiple of 8"),
         ({"fps": 7}, "90000"),
         ({"rate": "nada"}, "scream"),
+        ({"loss_recovery": "fir"}, "next-idr"),
+        ({"pli_repeat_ms": 0}, "greater than or equal to 1"),
+        ({"source": "bbb"}, "photo-pans"),
     ],
 )
 def test_bad_params_are_refused_with_the_key(kw: dict, msg: str) -> None:
@@ -136,3 +150,24 @@ def test_d50_scenario_is_all_fourteen_configurations_of_the_full_one() -> None:
         assert r.params == f.params, r.scheme
         assert r.link == f.link, r.scheme
         assert r.duration_s == f.duration_s == 120
+
+
+def test_pli_scenario_pairs_each_lossy_configuration_with_the_next_idr_variant() -> None:
+    """roq-pli.yaml: four configurations of roq-rfc8867.yaml, each with PLI (its default) and
+    with next-idr, on roq-quick.yaml's link and run length; nothing else differs."""
+    full_path, pli_path, quick_path = (
+        REPO / "scenarios" / "roq-rfc8867.yaml",
+        REPO / "scenarios" / "roq-pli.yaml",
+        REPO / "scenarios" / "roq-quick.yaml",
+    )
+    full = {r.scheme: r for r in expand(load(full_path), full_path) if r.setting == "d50"}
+    quick = expand(load(quick_path), quick_path)[0]
+    runs = {r.scheme: r for r in expand(load(pli_path), pli_path)}
+    assert len(runs) == 8
+    for name, r in runs.items():
+        base = name.removesuffix("-nextidr")
+        want = "next-idr" if name.endswith("-nextidr") else "pli"
+        assert r.params.loss_recovery == want, name
+        assert r.params == full[base].params.model_copy(update={"loss_recovery": want}), name
+        assert r.link == quick.link and r.duration_s == quick.duration_s, name
+        assert f"{base}-nextidr" in runs

@@ -11,7 +11,7 @@ use quicsetup::summary::{quoted, write_summary};
 use quicsetup::Env;
 use tokio::net::UdpSocket;
 
-use crate::cli::{Args, Role, Transport};
+use crate::cli::{Args, LossRecovery, Role, Transport};
 use crate::net::Net;
 use crate::{media, receiver, sender};
 
@@ -103,6 +103,8 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
                 ("rtp_bytes_sent", o.rtp_bytes.to_string()),
                 ("feedback_reports", o.feedback_reports.to_string()),
                 ("rtp_queue_discarded", o.queue_discarded.to_string()),
+                ("pli_received", o.pli_received.to_string()),
+                ("key_frames_forced", o.key_frames_forced.to_string()),
                 ("competing_bytes", o.competing_bytes.to_string()),
             ];
             if let Some(c) = &conn {
@@ -160,6 +162,17 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
                         ),
                     ),
                     ("feedback_sent", o.feedback_sent.to_string()),
+                    (
+                        "loss_recovery",
+                        quoted(match args.loss_recovery {
+                            LossRecovery::Pli => "pli",
+                            LossRecovery::NextIdr => "next-idr",
+                        }),
+                    ),
+                    ("pli_sent", o.pli.sent.to_string()),
+                    ("chain_breaks", o.pli.breaks.to_string()),
+                    ("undecodable_frames", o.pli.undecodable_frames.to_string()),
+                    ("chain_broken_ms", (o.pli.broken_us / 1000).to_string()),
                     ("competing_bytes_received", o.competing_bytes.to_string()),
                 ],
             )?;

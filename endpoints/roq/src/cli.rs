@@ -55,6 +55,24 @@ pub enum Feedback {
     Quic,
 }
 
+/// `--loss-recovery`: what the receiver does when the prediction chain breaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LossRecovery {
+    /// ask the sender for an IDR with an RTCP PLI (RFC 4585 §6.3.1); the sender answers
+    Pli,
+    /// send nothing and wait for the encoder's next IDR (no PLI)
+    NextIdr,
+}
+
+impl From<LossRecovery> for roq_core::pli::Recovery {
+    fn from(r: LossRecovery) -> Self {
+        match r {
+            LossRecovery::Pli => roq_core::pli::Recovery::Pli,
+            LossRecovery::NextIdr => roq_core::pli::Recovery::NextIdr,
+        }
+    }
+}
+
 #[derive(Debug, Parser)]
 #[command(
     name = "roq",
@@ -116,6 +134,13 @@ pub struct Args {
     /// receiver: RTCP feedback every this many ms (when packets arrived)
     #[arg(long, default_value_t = 20)]
     pub feedback_interval_ms: u64,
+    /// receiver: after a lost frame (or no IDR yet), `pli` asks the sender for an IDR,
+    /// `next-idr` waits for the encoder's next one
+    #[arg(long, value_enum, default_value = "pli")]
+    pub loss_recovery: LossRecovery,
+    /// receiver: a PLI not answered by an IDR within this many ms is sent again
+    #[arg(long, default_value_t = 1000)]
+    pub pli_repeat_ms: u64,
     /// largest RTP packet, header included
     #[arg(long, default_value_t = 1200)]
     pub mtu_bytes: usize,
@@ -170,6 +195,9 @@ impl Args {
         }
         if !(self.min_kbps <= self.start_kbps && self.start_kbps <= self.max_kbps) {
             bail!("allowed --min-kbps <= --start-kbps <= --max-kbps");
+        }
+        if !(1..=60_000).contains(&self.pli_repeat_ms) {
+            bail!("--pli-repeat-ms {}: allowed 1..=60000", self.pli_repeat_ms);
         }
         if !(100..=65_000).contains(&self.mtu_bytes) {
             bail!("--mtu-bytes {}: allowed 100..=65000", self.mtu_bytes);

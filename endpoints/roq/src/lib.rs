@@ -1,11 +1,12 @@
 //! `roq`: RTP over QUIC (seeds/003). The command line and the logs are the harness's
 //! contract, see endpoints/README.md ("roq"). [`run_argv`] is the whole program; the binary
-//! runs it. Real time only: see endpoints/README.md ("roq and virtual time").
+//! runs it. Real time only: see endpoints/README.md ("roq and virtual time"). [`media`] (the
+//! encoder and decoder) is public for `roq-encode`, the offline encoder of the SSIM span.
 
 mod app;
 mod cc;
 mod cli;
-mod media;
+pub mod media;
 mod net;
 mod receiver;
 mod sender;

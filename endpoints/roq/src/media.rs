@@ -3,7 +3,8 @@
 //! Encoder: `appsrc` (raw I420) → `x264enc` (tune zerolatency: no B frames, no lookahead, one
 //! access unit out per frame in) → `appsink` (Annex-B byte stream, one access unit per
 //! buffer). Its `bitrate` property is mutable while playing: the controller's target reaches
-//! the encoder at the next frame. Decoder: `appsrc` (Annex-B access units) → `avdec_h264`
+//! the encoder at the next frame; a force-key-unit event ([`Encoder::force_key_unit`], the
+//! answer to a PLI) makes the next frame an IDR. Decoder: `appsrc` (Annex-B access units) → `avdec_h264`
 //! (one thread: no frame-threading delay; `max-errors=-1`, see [`Decoder::new`]) →
 //! `videoconvert` → `appsink` (I420). The decoder's bus is read ([`Decoder::poll_bus`]): an
 //! ERROR there stops the pipeline for good, and the receiver reports it in summary.json.
@@ -88,6 +89,19 @@ impl Encoder {
         }
     }
 
+    /// Makes the next frame an IDR with SPS and PPS: GstVideoEncoder's upstream force-key-unit
+    /// event (the "GstForceKeyUnit" structure of gst_video_event_new_upstream_force_key_unit,
+    /// running time unset: as soon as possible), sent to x264enc's source pad as a downstream
+    /// element would. Returns whether the encoder took it.
+    pub fn force_key_unit(&self) -> bool {
+        let s = gst::Structure::builder("GstForceKeyUnit")
+            .field("all-headers", true)
+            .build();
+        self.enc
+            .static_pad("src")
+            .is_some_and(|p| p.send_event(gst::event::CustomUpstream::new(s)))
+    }
+
     /// Encodes one frame; returns its access unit (Annex-B).
     pub fn encode(&mut self, frame: &[u8], pts_ns: u64) -> Result<Vec<u8>> {
         self.src
@@ -110,7 +124,7 @@ impl Drop for Encoder {
 }
 
 /// Whether an Annex-B access unit holds an IDR slice (NAL type 5): the only frames a decoder
-/// can start from, or recover at after a loss, here (no PLI, no intra refresh).
+/// can start from, or recover at after a loss, here (no intra refresh).
 pub fn is_idr(au: &[u8]) -> bool {
     roq_core::h264::split_annexb(au)
         .iter()
@@ -428,6 +442,30 @@ mod tests {
             "{:?}",
             bus.first_messages
         );
+    }
+
+    /// The answer to a PLI: a force-key-unit before frame k makes frame k an IDR (with SPS and
+    /// PPS), between the periodic ones; the frames after it are delta frames again.
+    #[test]
+    fn a_forced_key_unit_makes_the_next_frame_an_idr() {
+        gst::init().unwrap();
+        let (w, h) = (64u32, 48u32);
+        let mut e = Encoder::new(w, h, 25, 300, 250, "veryfast").unwrap();
+        let mut idrs = Vec::new();
+        for k in 0..40u64 {
+            // a still picture: x264's scenecut adds no IDR of its own
+            let frame: Vec<u8> = (0..w * h * 3 / 2).map(|i| (i % 251) as u8).collect();
+            if k == 17 || k == 30 {
+                assert!(e.force_key_unit());
+            }
+            let au = e.encode(&frame, k * 40_000_000).unwrap();
+            if is_idr(&au) {
+                let t = nal_types(&au);
+                assert!(t.contains(&7) && t.contains(&8), "frame {k}: {t:?}");
+                idrs.push(k);
+            }
+        }
+        assert_eq!(idrs, [0, 17, 30]);
     }
 
     #[test]

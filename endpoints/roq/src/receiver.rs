@@ -1,6 +1,8 @@
 //! The receiver: RTP in, frames assembled by timestamp (roq-core's Assembler), decoded by
 //! avdec_h264, the luma of each decoded picture written to `decoded.y`; RTCP congestion
-//! feedback (RFC 8888) out every `--feedback-interval-ms` when `--feedback rtcp`.
+//! feedback (RFC 8888) out every `--feedback-interval-ms` when `--feedback rtcp`; an RTCP PLI
+//! (RFC 4585) out when a frame is lost and `--loss-recovery pli` (roq-core's PliRequester
+//! decides when).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -13,6 +15,7 @@ use quicsetup::csv::Csv;
 
 use roq_core::ccfb::FeedbackBuilder;
 use roq_core::h264::{Assembled, Assembler};
+use roq_core::pli::{FrameEvent, Pli, PliConfig, PliRequester, PliStats};
 use roq_core::rtp::{self, SeqExtender};
 
 use crate::cli::{Args, Feedback};
@@ -37,6 +40,8 @@ pub struct Outcome {
     /// the decoder pipeline's bus: an ERROR there means it stopped decoding
     pub decoder_bus: BusLog,
     pub feedback_sent: u64,
+    /// the PLI decision's counters (PLIs sent, chain breaks, undecodable frames)
+    pub pli: PliStats,
     pub end: String,
     pub competing_bytes: u64,
 }
@@ -147,17 +152,27 @@ pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> 
     let limit = clock.now().into_std()
         + Duration::from_secs_f64(args.duration_s + args.drain_s + args.connect_timeout_s);
     let send_fb = args.feedback == Feedback::Rtcp;
+    // T_rr: the regular reports are the RFC 8888 ones, every --feedback-interval-ms (with
+    // --feedback quic the receiver sends none; the same interval stands for RFC 4585's
+    // regular schedule then: assumption)
+    let mut pli = PliRequester::new(PliConfig {
+        recovery: args.loss_recovery.into(),
+        rtcp_interval_us: interval.as_micros() as u64,
+        repeat_us: args.pli_repeat_ms * 1000,
+    });
+    let mut pli_log = Csv::create(dir, "pli_sent.csv", "time_us")?;
     let competing = Arc::new(AtomicU64::new(0));
     // the competing stream (if any) is read and thrown away, as fast as it comes
     let drain = match &net {
         Net::Quic(c) => Some(tokio::spawn(drain_streams(c.clone(), competing.clone()))),
         Net::Udp { .. } => None,
     };
-    let decide = |a: Assembled, out: &mut Outcome, frame_log: &mut Csv| -> Result<()> {
+    let decide = |a: Assembled, out: &mut Outcome, frame_log: &mut Csv| -> Result<FrameEvent> {
         match a {
             Assembled::Complete { timestamp, au } => {
+                let idr = is_idr(&au);
                 out.frames_complete += 1;
-                out.key_frames_complete += u64::from(is_idr(&au));
+                out.key_frames_complete += u64::from(idr);
                 frame_log.line(&format!(
                     "{timestamp},complete,{},{}",
                     clock.unix_us(),
@@ -165,15 +180,21 @@ pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> 
                 ))?;
                 dec.push(au, pts_ns(timestamp))?;
                 out.frames_pushed += 1;
-                Ok(())
+                Ok(FrameEvent::Complete { idr })
             }
             Assembled::Lost { timestamp } => {
                 out.frames_lost += 1;
-                frame_log.line(&format!("{timestamp},lost,{},0", clock.unix_us()))
+                frame_log.line(&format!("{timestamp},lost,{},0", clock.unix_us()))?;
+                Ok(FrameEvent::Lost)
             }
         }
     };
+    let far = limit + Duration::from_secs(3600);
+    let mut last_ssrc: Option<u32> = None; // the media source a PLI names
     out.end = loop {
+        let pli_at = pli
+            .poll_timeout()
+            .map_or(far, |t| t0 + Duration::from_micros(t));
         tokio::select! {
             r = net.recv() => match r {
                 Recv::Packet(p) if rtp::is_rtcp(&p) => {
@@ -186,9 +207,11 @@ pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> 
                     out.packets += 1;
                     pkt_log.line(&format!("{},{s},{},{}", clock.unix_us(), h.timestamp, p.len()))?;
                     let _ = payload;
+                    last_ssrc = Some(h.ssrc);
                     fb.on_packet(h.ssrc, s, us(now));
                     for a in asm.push(&p).map_err(|e| anyhow!("{e}"))? {
-                        decide(a, &mut out, &mut frame_log)?;
+                        let ev = decide(a, &mut out, &mut frame_log)?;
+                        pli.on_frame(us(clock.now().into_std()), ev);
                     }
                 }
                 Recv::Other => {}
@@ -203,12 +226,26 @@ pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> 
                     }
                 }
             }
+            _ = tokio::time::sleep_until(pli_at.into()) => {
+                pli.handle_timeout(us(clock.now().into_std()));
+            }
             _ = tokio::time::sleep_until(limit.into()) => break "time limit".into(),
         }
+        if pli.poll_pli() {
+            let p = Pli {
+                sender_ssrc: RECEIVER_SSRC,
+                media_ssrc: last_ssrc.unwrap_or(0),
+            };
+            net.send(&p.encode()).await?;
+            pli_log.line(&clock.unix_us().to_string())?;
+        }
     };
+    // the stream's end: what is still pending is lost, and no PLI is asked for any more
     for a in asm.flush() {
         decide(a, &mut out, &mut frame_log)?;
     }
+    out.pli = pli.stats();
+    pli_log.flush()?;
     pkt_log.flush()?;
     frame_log.flush()?;
     if let Some(d) = drain {

@@ -1,6 +1,7 @@
 //! The sender: frames from the source file at `fps` through the live encoder, RTP
 //! packetisation, the RTP queue, the rate controller (SCReAM, trivial or fixed) and the
-//! transport; RTCP feedback in, or feedback inferred from quinn's ACKs (cc.rs).
+//! transport; RTCP feedback in, or feedback inferred from quinn's ACKs (cc.rs); an RTCP PLI
+//! in makes the encoder's next frame an IDR.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -14,6 +15,7 @@ use tokio::sync::mpsc;
 use roq_core::ccfb::{Ccfb, RtsUnwrapper};
 use roq_core::gcc::Gcc;
 use roq_core::h264::Packetizer;
+use roq_core::pli::Pli;
 use roq_core::rtp;
 use roq_core::scream::{Scream, ScreamConfig, Transmit};
 use roq_core::trivial::Trivial;
@@ -38,6 +40,10 @@ pub struct Outcome {
     pub feedback_reports: u64,
     pub queue_discarded: u64,
     pub competing_bytes: u64,
+    /// RTCP PLIs (RFC 4585) that arrived
+    pub pli_received: u64,
+    /// IDRs made at a PLI's request (force-key-unit before the frame)
+    pub key_frames_forced: u64,
 }
 
 struct Encoded {
@@ -45,12 +51,14 @@ struct Encoded {
     au: Vec<u8>,
     capture_us: u64,
     kbps: u32,
+    /// a PLI asked for this frame to be an IDR
+    forced: bool,
 }
 
 fn spawn_encoder(
     args: &Args,
     source: Vec<u8>,
-    target_kbps: Arc<AtomicU32>,
+    (target_kbps, force_key): (Arc<AtomicU32>, Arc<AtomicBool>),
     tx: mpsc::UnboundedSender<Encoded>,
     clock: Clock,
 ) -> std::thread::JoinHandle<Result<()>> {
@@ -73,6 +81,9 @@ fn spawn_encoder(
             }
             let kbps = target_kbps.load(Ordering::Relaxed);
             enc.set_kbps(kbps);
+            // a PLI arrived since the last frame: this one is an IDR (RFC 4585 §6.3.1.1: the
+            // sender may answer with an intra picture; SCReAM's RTP queue carries its size)
+            let forced = force_key.swap(false, Ordering::Relaxed) && enc.force_key_unit();
             let off = (i % n_src) as usize * frame_bytes;
             let capture_us = clock.unix_us();
             let au = enc.encode(
@@ -85,6 +96,7 @@ fn spawn_encoder(
                     au,
                     capture_us,
                     kbps,
+                    forced,
                 })
                 .is_err()
             {
@@ -143,7 +155,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
     let mut frames_log = Csv::create(
         dir,
         "frames_sent.csv",
-        "frame_index,rtp_ts,size_bytes,packets,target_kbps,capture_us,key",
+        "frame_index,rtp_ts,size_bytes,packets,target_kbps,capture_us,key,forced",
     )?;
     let mut rate_log = Csv::create(
         dir,
@@ -167,7 +179,14 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
     };
     let target_kbps = Arc::new(AtomicU32::new((ctl.target_bps() / 1e3) as u32));
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let encoder = spawn_encoder(args, source, target_kbps.clone(), tx, clock);
+    let force_key = Arc::new(AtomicBool::new(false));
+    let encoder = spawn_encoder(
+        args,
+        source,
+        (target_kbps.clone(), force_key.clone()),
+        tx,
+        clock,
+    );
 
     let stop = Arc::new(AtomicBool::new(false));
     let competing = match (&net, args.competing_stream) {
@@ -198,10 +217,11 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
                     let ts = (f.index * ts_step) as u32;
                     let pkts = pk.packetize(&f.au, ts);
                     let key = is_idr(&f.au);
-                    frames_log.line(&format!("{},{ts},{},{},{},{},{}", f.index, f.au.len(),
-                        pkts.len(), f.kbps, f.capture_us, u8::from(key)))?;
+                    frames_log.line(&format!("{},{ts},{},{},{},{},{},{}", f.index, f.au.len(),
+                        pkts.len(), f.kbps, f.capture_us, u8::from(key), u8::from(f.forced && key)))?;
                     out.frames += 1;
                     out.key_frames += u64::from(key);
+                    out.key_frames_forced += u64::from(f.forced && key);
                     for p in pkts {
                         if let Ctl::Scream(s) = &mut ctl { s.enqueue(now_us, next_seq, p.len()); }
                         queued.insert(next_seq, p);
@@ -211,7 +231,10 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
             },
             r = net.recv() => match r {
                 Recv::Packet(p) if rtp::is_rtcp(&p) => {
-                    if let Ok(fb) = Ccfb::decode(&p, &mut unwrap_rts) {
+                    if Pli::decode(&p).is_ok() {
+                        out.pli_received += 1;
+                        force_key.store(true, Ordering::Relaxed);
+                    } else if let Ok(fb) = Ccfb::decode(&p, &mut unwrap_rts) {
                         out.feedback_reports += 1;
                         if args.feedback == Feedback::Rtcp && next_seq > 0 {
                             let reports: Vec<(u64, Option<u64>)> = fb.reports.iter()

@@ -1,7 +1,8 @@
 //! The `roq` binary over loopback: a synthetic moving I420 source (no file needed), sender
 //! and receiver over QUIC (SCReAM with RTCP feedback, and with feedback inferred from QUIC
 //! with congestion control off) and over UDP. Every frame sent is decoded, and the decoded
-//! luma is close to the source's.
+//! luma is close to the source's; with no loss the receiver sends no PLI. A UDP sender answers
+//! a PLI from a stand-in receiver with an IDR at its next frame.
 
 use std::path::Path;
 use std::time::Duration;
@@ -60,6 +61,13 @@ fn check(dir: &Path, src: &Path) {
         .sum::<u64>()
         / (W * H) as u64;
     assert!(mad < 8, "mean absolute luma difference {mad}");
+    // no loss: no PLI, no forced IDR
+    assert_eq!(json_u64(&r.join("summary.json"), "pli_sent"), 0);
+    assert_eq!(json_u64(&r.join("summary.json"), "chain_breaks"), 0);
+    assert_eq!(
+        json_u64(&dir.join("s/summary.json"), "key_frames_forced"),
+        0
+    );
     let log = std::fs::read_to_string(r.join("decoded_frames.csv")).unwrap();
     assert!(
         log.lines().nth(31).unwrap().starts_with("30,108000,"),
@@ -146,6 +154,72 @@ fn udp_reference() {
     let (rc, re) = wait(r, Duration::from_secs(30));
     assert_eq!((sc, rc), (0, 0), "sender: {se}\nreceiver: {re}");
     check(&d, &src);
+}
+
+/// A stand-in receiver (a UDP socket here) sends one RTCP PLI once frame 10 has arrived:
+/// the sender counts it and its next frame is an IDR marked `forced`, the only one.
+#[test]
+fn udp_sender_answers_a_pli_with_an_idr() {
+    use roq_core::pli::Pli;
+    use std::net::UdpSocket;
+    use std::time::Instant;
+
+    let d = scratch("roq", "pli");
+    let src = source(&d);
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let addr = sock.local_addr().unwrap().to_string();
+    let sd = d.join("s").display().to_string();
+    let srcs = src.display().to_string();
+    let mut a = common(&sd, "sender", &srcs);
+    // no periodic IDR after the first within the run
+    a.extend([
+        "--transport",
+        "udp",
+        "--connect",
+        &addr,
+        "--key-int-frames",
+        "250",
+    ]);
+    let s = spawn(BIN, &a);
+    let (mut sent_at_ts, mut buf) = (None, [0u8; 2048]);
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        let Ok((n, from)) = sock.recv_from(&mut buf) else {
+            continue;
+        };
+        if n >= 2 && buf[1] == 203 {
+            break; // the sender's BYE
+        }
+        let ts = u32::from_be_bytes(buf[4..8].try_into().unwrap());
+        if sent_at_ts.is_none() && ts >= 10 * 3600 {
+            let pli = Pli {
+                sender_ssrc: 7,
+                media_ssrc: u32::from_be_bytes(buf[8..12].try_into().unwrap()),
+            };
+            sock.send_to(&pli.encode(), from).unwrap();
+            sent_at_ts = Some(ts);
+        }
+    }
+    let (code, err) = wait(s, Duration::from_secs(30));
+    assert_eq!(code, 0, "{err}");
+    let sum = d.join("s/summary.json");
+    assert_eq!(json_u64(&sum, "pli_received"), 1);
+    assert_eq!(json_u64(&sum, "key_frames_forced"), 1);
+    let frames = std::fs::read_to_string(d.join("s/frames_sent.csv")).unwrap();
+    let forced: Vec<(u64, &str)> = frames
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            (c[7] == "1").then(|| (c[1].parse().unwrap(), c[6]))
+        })
+        .collect();
+    assert_eq!(forced.len(), 1, "{frames}");
+    let (ts, key) = forced[0];
+    assert_eq!(key, "1");
+    assert!(ts > sent_at_ts.unwrap() as u64, "{ts} {sent_at_ts:?}");
 }
 
 #[test]

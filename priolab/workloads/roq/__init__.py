@@ -2,7 +2,9 @@
 
 - `workload.py`: `RoqParams` and the `Roq` plug-in (check, prepare, plan: the sender in the
   host, the receiver in the guest);
-- `source.py`: the synthetic raw source (ffmpeg), cached;
+- `source.py`: the raw source, cached: natural (`photos.py`: pans and zooms over photographs
+  of a Debian package) or synthetic (ffmpeg);
+- `span.py`: the source's SSIM across bitrates, encoded offline by the endpoint's encoder;
 - `quality.py`: SSIM and PSNR of two luma planes;
 - `analysis.py`: a run's logs → `tables/roq_frames.parquet`, `tables/roq_rate.parquet` and
   its metrics (SSIM/PSNR per source frame aligned by RTP timestamp);

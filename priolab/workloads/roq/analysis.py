@@ -23,9 +23,12 @@ decoding can start or recover from), `frames_pushed` (access units given to the 
 stream ran), `decoder_errors_at_eos` (after it ended: GstVideoDecoder's "No valid frames
 decoded before end of stream" when it never output a picture), `decoder_stopped` (1 when
 there was an ERROR while the stream ran: the pipeline decodes nothing after it) and
-`no_picture` (1 when not one picture was decoded). A run with `no_picture` or
-`decoder_stopped` is not a low-quality run like the others: the SSIM table says so beside its
-SSIM (figures.py).
+`no_picture` (1 when not one picture was decoded); the loss recovery's (NaN from a
+receiver older than PLI): `pli_sent` (RTCP PLIs the receiver sent), `pli_received` (that
+reached the sender), `key_frames_forced` (IDRs the encoder made at a PLI's request) and
+`undecodable_frames` (complete frames that arrived while the prediction chain was broken).
+A run with `no_picture` or `decoder_stopped` is not a low-quality run like the others: the
+SSIM table says so beside its SSIM (figures.py).
 
 The decoded luma (`guest/decoded.y`, ~690 MB per 2 minutes at 360p) is deleted once the
 frames table is written, unless the workload's `keep_decoded` is true; the table then stands
@@ -230,6 +233,10 @@ def decoder_metrics(host: dict[str, Any], guest: dict[str, Any], decoded: int) -
         "decoder_errors_at_eos": num(guest, "decoder_errors_at_eos"),
         "decoder_stopped": math.nan if math.isnan(errors) else float(errors > 0),
         "no_picture": float(decoded == 0),
+        "pli_sent": num(guest, "pli_sent"),
+        "pli_received": num(host, "pli_received"),
+        "key_frames_forced": num(host, "key_frames_forced"),
+        "undecodable_frames": num(guest, "undecodable_frames"),
     }
 
 

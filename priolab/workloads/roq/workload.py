@@ -37,7 +37,9 @@ class RoqParams(BaseModel):
         default=False, description="a QUIC stream sending as fast as it can beside the RTP"
     )
     source: Literal[tuple(SOURCES)] = Field(  # type: ignore[valid-type]
-        default="testsrc2-noise", description="the synthetic source (source.py)"
+        default="testsrc2-noise",
+        description="the source clip (source.py): photo-pans (natural: pans and zooms over "
+        "photographs), testsrc2-noise or mandelbrot (synthetic)",
     )
     source_s: float = Field(default=10.0, gt=0.0, le=60.0, description="source length, looped")
     width: int = Field(default=640, ge=64, le=1920, multiple_of=8)
@@ -51,6 +53,14 @@ class RoqParams(BaseModel):
         "veryfast"
     )
     feedback_interval_ms: int = Field(default=20, ge=1, le=1000)
+    loss_recovery: Literal["pli", "next-idr"] = Field(
+        default="pli",
+        description="after a lost frame the receiver asks for an IDR with an RTCP PLI "
+        "(RFC 4585 §6.3.1), or (next-idr, the behaviour before PLI) waits for the encoder's next",
+    )
+    pli_repeat_ms: int = Field(
+        default=1000, ge=1, le=60_000, description="an unanswered PLI is sent again after this"
+    )
     drain_s: float = Field(default=1.0, ge=0.0, le=30.0)
     keep_decoded: bool = Field(
         default=False,
@@ -89,12 +99,10 @@ class Roq:
 
     def check(self, params: BaseModel, base_dir: Path) -> list[tuple[str, str]]:
         assert isinstance(params, RoqParams)
-        from traces.frames import ffmpeg_available
+        from priolab.workloads.roq.source import source_problem
 
-        p = source_path(params)
-        if not p.is_file() and not ffmpeg_available():
-            return [("source", f"{p} is not made yet and ffmpeg is not installed")]
-        return []
+        why = source_problem(params)
+        return [("source", why)] if why else []
 
     def prepare(self, params: BaseModel, ctx: RunContext) -> dict[str, str]:
         assert isinstance(params, RoqParams)
@@ -127,6 +135,8 @@ class Roq:
             receiver = [
                 binary, "--role", "receiver", "--log-dir", str(guest_dir), *common,
                 "--feedback-interval-ms", str(params.feedback_interval_ms),
+                "--loss-recovery", params.loss_recovery,
+                "--pli-repeat-ms", str(params.pli_repeat_ms),
             ]  # fmt: skip
             if params.transport == "quic":
                 cert = host_dir / "cert.der"
