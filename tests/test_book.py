@@ -158,3 +158,23 @@ def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
     rep = browser.check(tmp_path / "site", None)
     assert any("broken link (404)" in p for p in rep.problems)
     assert any("image did not load" in p for p in rep.problems)
+
+
+def test_rise_page_reports_the_sim_site_apart(tmp_path):
+    """Sim runs get their own report on RISE's page (never pooled with Mininet runs)."""
+    d = tmp_path / "results-sim" / "rise-freeze-map"
+    d.mkdir(parents=True)
+    rows = [
+        {"path": str(d / f"{s}{i}"), "setting": "5G", "scheme": s, "speed": "moderate",
+         "freeze_rate_pct": 0.5 if s == "nopri" else 0.0, "mtp_median_ms": 30.0}
+        for s in ("nopri", "pri")
+        for i in range(3)
+    ]  # fmt: skip
+    pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
+    (d / "exclusions.csv").write_text("path,setting,scheme,speed,rep,reasons\n")
+    build(tmp_path / "results", tmp_path / "docs", REPO_ROOT, tmp_path / "results-sim")
+    text = (tmp_path / "docs" / "results" / "rise.md").read_text()
+    assert "The reproduction report on the sim site (results-sim/)" in text
+    assert "on the mininet site" not in text  # no Mininet runs: no Mininet report
+    line = next(x for x in text.splitlines() if x.startswith("| 5G | 3+3 |"))
+    assert "∞" in line and line.endswith("| yes |")

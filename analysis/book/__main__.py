@@ -29,9 +29,11 @@ def _commit(repo: Path) -> str:
     return out + (" (with uncommitted changes)" if dirty else "")
 
 
-def rise_report(res: Path) -> list[str]:
-    """The reproduction report's body (claims per path, regime, freezes, map) for the RISE
-    scenarios that were aggregated, demoted under one heading."""
+def rise_report(res: Path, site: str = "") -> list[str]:
+    """The reproduction report's body (claims per path, regime, freezes, the freeze map,
+    key-frame causes, the frame-tick phase, the map) for the RISE scenarios aggregated under
+    `res`, demoted under one heading; `site` names the site in the heading (runs of two sites
+    are never pooled: one report per results tree)."""
     from priolab.workloads.rise import reproduction
 
     dirs = [
@@ -46,8 +48,10 @@ def rise_report(res: Path) -> list[str]:
         dirs, pts if pts.is_file() else None, cells if cells.is_file() else None
     )
     body = text.split("\n", 1)[1]  # its own title goes
+    where = f" on the {site} site ({res.name}/)" if site else ""
     return [
-        "## The reproduction report (claims by path, regime, freezes, the map)",
+        f"## The reproduction report{where} (claims by path, regime, freezes, key frames, "
+        "the frame-tick phase, the map)",
         "",
         *results._demote(body, 1),
         "",
@@ -64,7 +68,11 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
     commit = _commit(repo)
     written = []
     for paper in PAPERS:
-        extra = rise_report(res) if paper is RISE else None
+        extra = None
+        if paper is RISE:
+            extra = rise_report(res, "mininet") + (
+                rise_report(res_sim, "sim") if res_sim and res_sim != res else []
+            )
         p = out / "results" / f"{paper.key}.md"
         p.write_text(results.page(paper, res, out / "results", repo, commit, extra))
         written.append(p)

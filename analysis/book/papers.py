@@ -64,6 +64,7 @@ RISE = Paper(
         "rise-bitrate-wl",
         "rise-content",
         "rise-content-traces",
+        "rise-freeze-map",
         "map-loss-queue",
         "map-policer",
         "map-cc-loss",

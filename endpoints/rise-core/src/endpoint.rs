@@ -11,7 +11,7 @@ use crate::config::{Config, FifoDrop, FrameType, Role};
 use crate::frames::FrameSizer;
 use crate::freeze::FreezeDetector;
 use crate::receiver::Receiver;
-use crate::sender::{Seq, Unacked, VideoSender};
+use crate::sender::{KeyCause, Seq, Unacked, VideoSender};
 use crate::tracking::{Orientation, Tracker};
 use crate::wire::{self, Ack, DecodeError, Message, Tracking, VideoHeader, VIDEO_HEADER_BYTES};
 use priochan::{ChannelId, Datagram, Ingress, Overflow, Scheduler};
@@ -126,6 +126,8 @@ pub enum Event {
         encode_time_us: u64,
         /// The peer's tracking sample the frame was rendered from, −1 if none yet.
         tracking_sample_id: i64,
+        /// Why it is a key frame (None for a delta frame).
+        key_cause: Option<KeyCause>,
     },
     FrameDisplayed {
         frame_id: u32,
@@ -325,7 +327,11 @@ impl Endpoint {
             self.counters.late_ticks_skipped += last - self.frame_tick;
             self.frame_tick = last + 1;
             if self.sender.deadline_expired(now, self.cfg.deadline_us) {
-                self.expire_deadline();
+                let cause = self
+                    .sender
+                    .expiry_cause(self.cfg.max_retx)
+                    .unwrap_or(KeyCause::DeadlineUnacked);
+                self.expire_deadline(cause);
             }
             self.encode_frame(now);
             self.release_processed(now);
@@ -382,9 +388,9 @@ impl Endpoint {
         );
     }
 
-    fn expire_deadline(&mut self) {
+    fn expire_deadline(&mut self, cause: KeyCause) {
         self.counters.deadline_expirations += 1;
-        self.sender.purge_and_force_key();
+        self.sender.purge_and_force_key(cause);
         let ch = self.channels[Kind::Video.index()];
         let removed = self.sched.retain(ch, |p| p.kind != Kind::Video);
         self.stats[Kind::Video.index()].purged += removed as u64;
@@ -399,8 +405,12 @@ impl Endpoint {
     }
 
     fn encode_frame(&mut self, now: u64) {
-        let (frame_id, force_key) = self.sender.next_frame();
-        let (frame_type, size) = self.sizer.next_frame(force_key, &mut self.rng);
+        let (frame_id, forced) = self.sender.next_frame();
+        let (frame_type, size) = self.sizer.next_frame(forced.is_some(), &mut self.rng);
+        let key_cause = match frame_type {
+            FrameType::Key => Some(forced.unwrap_or(KeyCause::Trace)),
+            FrameType::Delta => None,
+        };
         let payload_max = self.payload_max();
         let max_size = payload_max.saturating_mul(u16::MAX as usize);
         let size = (size as usize).min(max_size).max(1);
@@ -417,6 +427,7 @@ impl Endpoint {
             frag_cnt,
             encode_time_us: now,
             tracking_sample_id: sample.map_or(-1, i64::from),
+            key_cause,
         });
         let f = Processing {
             ready_us: now.saturating_add(self.cfg.processing_delay_us),

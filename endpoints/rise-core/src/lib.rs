@@ -22,5 +22,6 @@ pub use config::{
     Config, ConfigError, FifoDrop, FrameType, Role, TrackingRow, TrackingSource, MAX_FRAME_BYTES,
 };
 pub use endpoint::{ChannelCounters, Counters, Endpoint, Event, Kind, Transmit};
+pub use sender::KeyCause;
 pub use tracking::Orientation;
 pub use wire::DecodeError;

@@ -17,6 +17,56 @@ pub const RTT_ALPHA: f64 = 0.2;
 /// Sequence number of a video datagram: (frame_id, frag_id), ordered by age.
 pub type Seq = (u32, u16);
 
+/// Why a frame was encoded as a key frame (`frames_sent.csv` `key_cause`). Every key frame
+/// the sender asks for itself follows a frame-deadline expiry (ringmaster: no periodic key
+/// frames, no loss-triggered request from the receiver); the expiry is split by what held
+/// the oldest unacked datagram, the one that expired, at that moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyCause {
+    /// The stream's first frame.
+    Start,
+    /// Deadline expiry; a copy of the datagram was still waiting in the sender buffer B
+    /// (never sent, or its retransmission not yet sent): delay at the sender.
+    DeadlineQueued,
+    /// Deadline expiry; the datagram never left the sender (dropped at ingress or evicted
+    /// from B) and no copy was waiting: loss inside the sender buffer.
+    DeadlineDropped,
+    /// Deadline expiry; every allowed copy was sent (retransmission budget spent) and none
+    /// was acknowledged: loss of the datagram or of all its ACKs.
+    DeadlineLost,
+    /// Deadline expiry; sent, retransmissions left, no copy waiting: no ACK of a later
+    /// datagram came back to trigger the retransmission in time (ACKs lost or held back).
+    DeadlineUnacked,
+    /// A key frame of the replayed frame-size trace.
+    Trace,
+}
+
+impl KeyCause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyCause::Start => "start",
+            KeyCause::DeadlineQueued => "deadline-queued",
+            KeyCause::DeadlineDropped => "deadline-dropped",
+            KeyCause::DeadlineLost => "deadline-lost",
+            KeyCause::DeadlineUnacked => "deadline-unacked",
+            KeyCause::Trace => "trace",
+        }
+    }
+
+    /// The cause of a deadline expiry whose oldest unacked datagram is `e`.
+    pub fn of_expired(e: &Unacked, max_retx: u32) -> KeyCause {
+        if e.queued {
+            KeyCause::DeadlineQueued
+        } else if e.first_send_us.is_none() {
+            KeyCause::DeadlineDropped
+        } else if e.retx >= max_retx {
+            KeyCause::DeadlineLost
+        } else {
+            KeyCause::DeadlineUnacked
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Unacked {
     pub frame_type: FrameType,
@@ -37,19 +87,21 @@ pub struct VideoSender {
     unacked: BTreeMap<Seq, Unacked>,
     srtt_us: Option<f64>,
     next_frame_id: u32,
-    force_key: bool,
+    /// The next frame must be a key frame, for this reason.
+    force_key: Option<KeyCause>,
 }
 
 impl VideoSender {
     pub fn new() -> Self {
         VideoSender {
-            force_key: true,
+            force_key: Some(KeyCause::Start),
             ..Default::default()
         }
     }
 
-    /// Allocate the next frame id; returns it with "must be a key frame".
-    pub fn next_frame(&mut self) -> (u32, bool) {
+    /// Allocate the next frame id; returns it with why it must be a key frame (None: it
+    /// need not be).
+    pub fn next_frame(&mut self) -> (u32, Option<KeyCause>) {
         let id = self.next_frame_id;
         self.next_frame_id = self.next_frame_id.wrapping_add(1);
         (id, std::mem::take(&mut self.force_key))
@@ -118,11 +170,19 @@ impl VideoSender {
         })
     }
 
-    /// Forget every unacked datagram and make the next frame a key frame.
-    pub fn purge_and_force_key(&mut self) -> usize {
+    /// Why the deadline expired: what held the oldest unacked datagram (None if none).
+    pub fn expiry_cause(&self, max_retx: u32) -> Option<KeyCause> {
+        self.unacked
+            .values()
+            .next()
+            .map(|e| KeyCause::of_expired(e, max_retx))
+    }
+
+    /// Forget every unacked datagram and make the next frame a key frame for `cause`.
+    pub fn purge_and_force_key(&mut self, cause: KeyCause) -> usize {
         let n = self.unacked.len();
         self.unacked.clear();
-        self.force_key = true;
+        self.force_key = Some(cause);
         n
     }
 
@@ -220,15 +280,39 @@ mod tests {
     #[test]
     fn deadline_counts_from_first_send() {
         let mut s = VideoSender::new();
-        assert_eq!(s.next_frame(), (0, true));
-        assert_eq!(s.next_frame(), (1, false));
+        assert_eq!(s.next_frame(), (0, Some(KeyCause::Start)));
+        assert_eq!(s.next_frame(), (1, None));
         s.register((1, 0), entry(0));
         assert!(!s.deadline_expired(1_000_000, 1_000_000));
         assert!(s.deadline_expired(1_000_001, 1_000_000));
         s.on_sent(&(1, 0), 500_000);
         assert!(!s.deadline_expired(1_400_000, 1_000_000));
         assert!(s.deadline_expired(1_500_001, 1_000_000));
-        assert_eq!(s.purge_and_force_key(), 1);
-        assert_eq!(s.next_frame(), (2, true));
+        assert_eq!(s.purge_and_force_key(KeyCause::DeadlineUnacked), 1);
+        assert_eq!(s.next_frame(), (2, Some(KeyCause::DeadlineUnacked)));
+    }
+
+    #[test]
+    fn expiry_cause_names_what_held_the_oldest_datagram() {
+        let mut s = VideoSender::new();
+        assert_eq!(s.expiry_cause(3), None);
+        // waiting in B, never sent
+        s.register((0, 0), entry(0));
+        assert_eq!(s.expiry_cause(3), Some(KeyCause::DeadlineQueued));
+        // evicted from B before any send: nothing waits, nothing was sent
+        s.on_unqueued(&(0, 0));
+        assert_eq!(s.expiry_cause(3), Some(KeyCause::DeadlineDropped));
+        // sent once, no ACK of a later datagram since: retransmissions left
+        s.on_sent(&(0, 0), 10);
+        assert_eq!(s.expiry_cause(3), Some(KeyCause::DeadlineUnacked));
+        // a later datagram's ACK queues a retransmission: waiting in B again
+        s.register((0, 1), entry(20));
+        s.on_sent(&(0, 1), 20);
+        assert_eq!(s.on_ack(30_000, &ack(0, 1, 20), 1), vec![(0, 0)]);
+        assert_eq!(s.expiry_cause(1), Some(KeyCause::DeadlineQueued));
+        // the retransmission sent: with max_retx 1 the budget is spent
+        s.on_sent(&(0, 0), 31_000);
+        assert_eq!(s.expiry_cause(1), Some(KeyCause::DeadlineLost));
+        assert_eq!(s.expiry_cause(3), Some(KeyCause::DeadlineUnacked));
     }
 }

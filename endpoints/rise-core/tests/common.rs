@@ -65,6 +65,21 @@ pub fn displayed(events: &[(u64, Event)]) -> Vec<(u32, FrameType, u64)> {
         .collect()
 }
 
+/// (frame_id, why it is a key frame) of encoded frames.
+pub fn key_causes(events: &[(u64, Event)]) -> Vec<(u32, Option<rise_core::KeyCause>)> {
+    events
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Event::FrameSent {
+                frame_id,
+                key_cause,
+                ..
+            } => Some((*frame_id, *key_cause)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// (frame_id, frame_type, size, frag_cnt, encode time) of encoded frames.
 pub fn sent_frames(events: &[(u64, Event)]) -> Vec<(u32, FrameType, u32, u16, u64)> {
     events

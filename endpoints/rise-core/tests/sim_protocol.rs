@@ -5,7 +5,7 @@ mod common;
 use common::*;
 use rise_core::sim::START_US;
 use rise_core::wire::{self, Message};
-use rise_core::{Event, FrameType, Role};
+use rise_core::{Event, FrameType, KeyCause, Role};
 
 #[test]
 fn every_video_datagram_is_acked_on_a_clean_path() {
@@ -218,6 +218,11 @@ fn a_lost_delta_frame_blocks_decoding_until_the_next_key_frame() {
     let tk = sent[k as usize].4;
     assert!(tk - t10 >= SEC && tk - t10 < SEC + 200_000, "{}", tk - t10);
     assert!(s.host.counters().deadline_expirations >= 1);
+    // frame 10's only copy was sent and lost (max_retx 0): the budget is spent
+    let causes = key_causes(&s.host_events);
+    assert_eq!(causes[0], (0, Some(KeyCause::Start)));
+    assert_eq!(causes[k as usize], (k, Some(KeyCause::DeadlineLost)));
+    assert!(causes[1..k as usize].iter().all(|c| c.1.is_none()));
     assert_eq!(s.guest.counters().frames_skipped, (k - 10) as u64);
     // and decoding resumes after it
     assert!(ids.windows(2).skip(10).all(|w| w[1] == w[0] + 1));
@@ -281,6 +286,7 @@ fn the_deadline_drops_pending_video_and_forces_a_key_frame() {
     let mut now = START_US;
     let mut first_send = None;
     let mut key_after_deadline = None;
+    let mut cause_after_deadline = None;
     while now < START_US + 2 * SEC {
         now = ep.poll_timeout();
         ep.handle_timeout(now);
@@ -296,11 +302,13 @@ fn the_deadline_drops_pending_video_and_forces_a_key_frame() {
                 frame_type,
                 encode_time_us,
                 frame_id,
+                key_cause,
                 ..
             } = e
             {
                 if ep.counters().deadline_expirations == 1 && key_after_deadline.is_none() {
                     key_after_deadline = Some((frame_id, frame_type, encode_time_us));
+                    cause_after_deadline = Some(key_cause);
                 }
                 if frame_id > 0 && ep.counters().deadline_expirations == 0 {
                     assert_eq!(frame_type, FrameType::Delta);
@@ -312,6 +320,8 @@ fn the_deadline_drops_pending_video_and_forces_a_key_frame() {
     assert!(c.deadline_expirations >= 1, "{c:?}");
     let (_, ty, t) = key_after_deadline.expect("a frame after the deadline");
     assert_eq!(ty, FrameType::Key);
+    // the oldest datagram was sent once and never acked (no peer), retransmissions left
+    assert_eq!(cause_after_deadline, Some(Some(KeyCause::DeadlineUnacked)));
     let age = t - first_send.unwrap();
     assert!(
         age > SEC && age <= SEC + 34_000,

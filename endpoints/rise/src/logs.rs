@@ -56,7 +56,7 @@ impl Logs {
             frames_sent: Csv::create(
                 dir,
                 "frames_sent.csv",
-                "frame_id,frame_type,size_bytes,frag_cnt,encode_time_us,tracking_sample_id",
+                "frame_id,frame_type,size_bytes,frag_cnt,encode_time_us,tracking_sample_id,key_cause",
             )?,
             frames_displayed: Csv::create(
                 dir,
@@ -100,8 +100,10 @@ impl Logs {
                 frag_cnt,
                 encode_time_us,
                 tracking_sample_id,
+                key_cause,
             } => self.frames_sent.line(&format!(
-                "{frame_id},{frame_type},{size_bytes},{frag_cnt},{encode_time_us},{tracking_sample_id}"
+                "{frame_id},{frame_type},{size_bytes},{frag_cnt},{encode_time_us},{tracking_sample_id},{}",
+                key_cause.map_or("none", |c| c.as_str())
             )),
             Event::FrameDisplayed {
                 frame_id,

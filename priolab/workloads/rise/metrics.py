@@ -18,7 +18,9 @@ import pandas as pd
 from analysis.link import linkem_metrics
 from analysis.logs import read_json
 from priolab.workloads.rise.freeze import detect_freezes
+from priolab.workloads.rise.keyframes import keyframe_causes
 from priolab.workloads.rise.logs import ENDPOINTS
+from priolab.workloads.rise.mtp_phase import tick_phase
 from priolab.workloads.rise.regime import (
     DIRECTIONS,
     cwnd_metrics,
@@ -283,6 +285,15 @@ def compute_metrics(
     inw = gf[gf["in_window"]]
     m: dict[str, float] = {}
     m["mtp_median_ms"], m["mtp_p95_ms"], m["mtp_p99_ms"] = percentiles(inw["mtp_ms"].to_numpy())
+    # the same frames' MTP with the Host's frame-tick phase taken out (mtp_phase.py)
+    shown = _ep(tables["frames_displayed"], "guest")
+    shown = shown[gw.contains(shown["display_time_us"].to_numpy(np.int64))].copy()
+    shown["mtp_ms"] = mtp_ms(shown)
+    m.update(
+        tick_phase(
+            shown, _ep(tables["frames_sent"], "host"), _ep(tables["tracking_received"], "host")
+        )
+    )
     # the freeze rule's 30-interval average runs over every display; freezes are counted
     # where the frame ending them was displayed inside the window
     n_in = len(inw)
@@ -300,6 +311,7 @@ def compute_metrics(
     for ep in ENDPOINTS:
         m[f"retx_rate_pct_{ep}"] = retx_rate_pct(tables["channels"], ep)
         m[f"keyframe_rate_pct_{ep}"] = keyframe_rate_pct(tables["frames_sent"], ep)
+        m.update(keyframe_causes(tables["frames_sent"], ep))
     m["mismatch_median_deg"], m["mismatch_p95_deg"] = percentiles(
         inw["mismatch_deg"].to_numpy(), (50, 95)
     )

@@ -11,6 +11,12 @@ and frame ticks count from it) and how many frames carried a sample older than o
 period. endpoints/README.md ("The 16 ms step") uses it: the sample's age at encode is quantised
 by the tracking period, and whether a sample makes the next frame tick depends on its uplink
 delay against that phase.
+
+`tick_phase` is the per-run metric the same split gives (metrics.json, runs.csv; issue 25 item
+5): MTP = the sample's uplink delay + its wait at the Host for the next frame tick (the
+*phase*) + ticks that passed with no newer sample (staleness) + frame delivery. The phase is
+set by where the Host's frame clock sits against the sample's arrival, a quantisation of up to
+one frame period that no scheme controls; MTP net of it keeps everything else.
 """
 
 from __future__ import annotations
@@ -20,10 +26,56 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from analysis.metrics import per_run_main
 from priolab.engine import rundir
 from priolab.workloads.rise.logs import read_log_csv
+
+NAN = float("nan")
+PHASE_METRICS = (
+    "tick_phase_median_ms", "tick_phase_mean_ms", "tick_stale_median_ms",
+    "mtp_net_median_ms", "mtp_net_p95_ms", "mtp_net_p99_ms",
+)  # fmt: skip
+
+
+def tick_phase(
+    shown: pd.DataFrame, host_sent: pd.DataFrame, host_recv: pd.DataFrame
+) -> dict[str, float]:
+    """The frame-tick phase of the Guest's displayed frames `shown` (frames_displayed rows,
+    already cut to the analysed window), from the Host's frames_sent (its frame ticks: every
+    tick encodes one frame) and tracking_received (first receipt per sample), all times on
+    the Host's clock but MTP's. Per frame rendered from a sample: phase = the first Host frame
+    tick at or after the sample's receipt − that receipt; stale = the frame's own tick − that
+    first tick (> 0 only when later ticks found no newer sample); MTP net = MTP − phase.
+    Medians / percentiles over the frames, ms. NaN for all with no such frame, or when any
+    frame's sample or tick is missing from the Host's logs (a partial answer could leave out
+    exactly the frames that waited longest)."""
+    out = dict.fromkeys(PHASE_METRICS, NAN)
+    f = shown[(shown["tracking_sample_id"] >= 0) & shown["mtp_ms"].notna()]
+    if f.empty or host_sent.empty:
+        return out
+    enc_by_id = host_sent.drop_duplicates("frame_id", keep="last").set_index("frame_id")
+    recv_by_id = host_recv.groupby("sample_id")["recv_time_us"].min()
+    ids, samples = f["frame_id"].to_numpy(np.int64), f["tracking_sample_id"].to_numpy(np.int64)
+    if not (np.isin(ids, enc_by_id.index) & np.isin(samples, recv_by_id.index)).all():
+        return out
+    enc = enc_by_id.loc[ids, "encode_time_us"].to_numpy(np.int64)
+    recv = recv_by_id.loc[samples].to_numpy(np.int64)
+    ticks = np.sort(host_sent["encode_time_us"].to_numpy(np.int64))
+    nxt = ticks[np.minimum(np.searchsorted(ticks, recv, side="left"), len(ticks) - 1)]
+    if (recv > enc).any() or (nxt > enc).any():
+        return out  # a frame rendered from a sample the Host had not yet received: bad logs
+    phase = (nxt - recv) / 1e3
+    stale = (enc - nxt) / 1e3
+    net = f["mtp_ms"].to_numpy(np.float64) - phase
+    out["tick_phase_median_ms"] = float(np.median(phase))
+    out["tick_phase_mean_ms"] = float(np.mean(phase))
+    out["tick_stale_median_ms"] = float(np.median(stale))
+    out["mtp_net_median_ms"], out["mtp_net_p95_ms"], out["mtp_net_p99_ms"] = (
+        float(x) for x in np.percentile(net, (50, 95, 99))
+    )
+    return out
 
 
 def phase(run_dir: Path) -> dict[str, float]:

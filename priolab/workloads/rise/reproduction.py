@@ -31,6 +31,12 @@ import pandas as pd
 
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 from priolab.engine import rundir
+from priolab.workloads.rise.mechanisms import (
+    freeze_map_section,
+    keyframe_section,
+    phase_section,
+)
+from priolab.workloads.rise.numbers import ci, fmt
 
 # A run is window-limited when its Guest's sender was transport-limited (cwnd or pacer, not the
 # application) for at least this share of the analysed window (analysis/regime.py).
@@ -311,22 +317,6 @@ def _values(runs: pd.DataFrame, sc: str, st: str, scheme: str, metric: str) -> l
         return []
     g = runs[(runs["scenario"] == sc) & (runs["setting"] == st) & (runs["scheme"] == scheme)]
     return [float(x) for x in g[metric] if np.isfinite(x)]
-
-
-def fmt(x: float, digits: int = 3) -> str:
-    if math.isnan(x):
-        return "–"
-    if math.isinf(x):
-        return "∞"
-    if abs(x) >= 10**digits:
-        return f"{x:,.0f}"
-    return f"{x:.{digits}g}"
-
-
-def ci(v: tuple[float, float, float]) -> str:
-    if math.isfinite(v[0]) and not (math.isfinite(v[1]) and math.isfinite(v[2])):
-        return f"{fmt(v[0])} (n=1, no CI)"  # bootstrap_ci: fewer than two runs
-    return f"{fmt(v[0])} [{fmt(v[1])}, {fmt(v[2])}]"
 
 
 def regime(runs: pd.DataFrame, sc: str, st: str) -> str:
@@ -800,6 +790,9 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
     lines += explanation(runs)
     lines += regime_table(runs, excl)
     lines += freeze_section(runs)
+    lines += freeze_map_section(runs)
+    lines += keyframe_section(runs)
+    lines += phase_section(runs)
     lines += map_section(points, cells)
     lines += ["## The paper's claims, in detail", ""]
     head = (

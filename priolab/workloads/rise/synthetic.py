@@ -70,12 +70,15 @@ def _frames(r: SynthRun, rng: np.random.Generator, peer_track: pd.DataFrame) -> 
     mean = r.video_bitrate_mbps * 1e6 / 8 / r.fps
     key = np.arange(n) % r.key_every == 0
     size = np.where(key, 5 * mean, mean * rng.lognormal(0, 0.2, n)).astype(np.int64)
+    # toy causes: the first frame starts the stream, the later key frames follow a deadline
+    cause = np.where(key, "deadline-unacked", "none")
+    cause[:1] = "start"  # frame 0 is always a key frame (0 % key_every == 0)
     # the peer's latest sample, 10 ms of uplink delay before encoding
     idx = np.searchsorted(peer_track["gen_time_us"].to_numpy(), enc - 10_000, side="right") - 1
     return pd.DataFrame(
         {"frame_id": np.arange(n), "frame_type": np.where(key, "key", "delta"),
          "size_bytes": size, "frag_cnt": -(-size // 1200), "encode_time_us": enc,
-         "tracking_sample_id": idx}
+         "tracking_sample_id": idx, "key_cause": cause}
     )  # fmt: skip
 
 
