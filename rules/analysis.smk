@@ -161,8 +161,8 @@ rule agreement:
     results book's agreement page. Runs this site's side first; the other site's runs are read
     as they are. Not part of `all`:
         snakemake --cores 2 agreement --config site=sim scenario=agreement   (sim side)
-        snakemake --cores 2 agreement --config scenario=agreement max_reps=5 (Mininet side:
-            5 of the files' 10 repetitions, as issue 22 asks; max_reps=0 runs all 10)"""
+        snakemake --cores 2 agreement --config scenario=agreement reps=5 (Mininet side:
+            5 of the files' 10 repetitions, as issue 22 asks)"""
     input:
         [f"{RESULTS}/{n}/runs.csv" for n, (f, _, _) in SCENARIOS.items()
          if Path(f).parent.name == "agreement"],

@@ -39,7 +39,7 @@ def test_freeze_map_separates_only_where_every_resample_of_w_o_pri_froze() -> No
 
 def test_freeze_map_without_runs_names_the_command() -> None:
     text = "\n".join(freeze_map_section(_runs([_row("quick", "X", "pri", freeze_rate_pct=0)])))
-    assert "scenario=scenarios/rise-freeze-map.yaml" in text
+    assert "scenario=scenarios/maps/rise-freeze-map.yaml" in text
 
 
 def test_keyframe_section_gives_pri_d_ratio_and_its_direct_reach() -> None:

@@ -25,7 +25,7 @@ def test_every_shipped_scenario_is_valid() -> None:
     files = sorted((REPO / "scenarios").glob("*.yaml"))
     assert len(files) >= 10
     files += sorted((REPO / "scenarios" / "agreement").glob("*.yaml"))  # snakemake agreement
-    files += sorted((REPO / "scenarios" / "sim").glob("*.yaml"))  # the sim site's n = 10 copies
+    files += sorted((REPO / "scenarios" / "maps").glob("*.yaml"))  # the maps, by folder
     for f in files:
         if "shared/data" in f.read_text() and not SHARED_DATA.is_dir():
             continue  # names real traces in ../shared/data, absent here (checked below)
@@ -170,7 +170,7 @@ def test_json_schema_validates_shipped_scenarios() -> None:
     for f in (
         sorted((REPO / "scenarios").glob("*.yaml"))
         + sorted((REPO / "scenarios" / "agreement").glob("*.yaml"))
-        + sorted((REPO / "scenarios" / "sim").glob("*.yaml"))
+        + sorted((REPO / "scenarios" / "maps").glob("*.yaml"))
     ):
         jsonschema.validate(yaml.safe_load(f.read_text()), schema)
     with pytest.raises(jsonschema.ValidationError):

@@ -43,18 +43,21 @@ def test_sim_runs_take_no_netns_resource_and_no_calibration(tmp_path: Path) -> N
     assert _run_jobs(mininet.stdout) and all("netns=1" in b for b in _run_jobs(mininet.stdout))
 
 
-def test_max_reps_runs_the_first_repetitions_only(tmp_path: Path) -> None:
-    """The agreement points' Mininet side runs 5 of the files' 10 repetitions (issue 22)."""
+def test_reps_sets_every_scenarios_repetitions(tmp_path: Path) -> None:
+    """reps=N runs repetitions 1..N: fewer than the file asks (the agreement points' Mininet
+    side, 5 of 10: issue 22) or more (figures at n = 10 on the sim site: issue 25)."""
     quick = _run_jobs(_plan("scenario=scenarios/quick.yaml", f"results={tmp_path}",
-                            "calibrate=false", "max_reps=1").stdout)  # fmt: skip
+                            "calibrate=false", "reps=1").stdout)  # fmt: skip
     assert len(quick) == 4  # quick.yaml: 4 points x 4 repetitions, the first of each
     assert all("/r1/" in b and not re.search(r"/r[2-9]/", b) for b in quick)
-    agree = _plan("scenario=agreement", f"results={tmp_path}", "calibrate=false", "max_reps=5")
+    agree = _plan("scenario=agreement", f"results={tmp_path}", "calibrate=false", "reps=5")
     assert agree.returncode == 0, agree.stderr[-2000:]
-    reps = {int(m) for m in re.findall(r"/r(\d+)/", agree.stdout)}
-    assert reps == {1, 2, 3, 4, 5}
-    bad = _plan("scenario=scenarios/quick.yaml", f"results={tmp_path}", "max_reps=-1")
-    assert bad.returncode != 0 and "max_reps" in bad.stdout + bad.stderr
+    assert {int(m) for m in re.findall(r"/r(\d+)/", agree.stdout)} == {1, 2, 3, 4, 5}
+    more = _run_jobs(_plan("site=sim", "scenario=scenarios/quick.yaml", f"results={tmp_path}",
+                           "reps=10").stdout)  # fmt: skip
+    assert len(more) == 40 and sum("/r10/" in b for b in more) == 4
+    bad = _plan("scenario=scenarios/quick.yaml", f"results={tmp_path}", "reps=-1")
+    assert bad.returncode != 0 and "reps" in bad.stdout + bad.stderr
 
 
 def test_a_scenario_the_sim_cannot_run_is_refused_naming_the_key(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ KEY_METRIC = {
 FILL = (
     "Run the agreement scenarios on both sites: "
     "`snakemake --cores 2 agreement --config site=sim scenario=agreement` (sim, into "
-    "results-sim/) and `snakemake --cores 2 agreement --config scenario=agreement max_reps=5` "
+    "results-sim/) and `snakemake --cores 2 agreement --config scenario=agreement reps=5` "
     "(Mininet, into results/), then `make docs`."
 )
 

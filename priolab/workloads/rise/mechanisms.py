@@ -4,7 +4,7 @@
   Pri-D's mechanism; keyframes.py), with what the Host's own priority can act on;
 - `phase_section`: MTP with the Host's frame-tick phase taken out (the 16.7 ms step;
   mtp_phase.tick_phase), and what the paper's absolute values imply;
-- `freeze_map_section`: the freeze map (scenarios/rise-freeze-map.yaml): per point the freeze
+- `freeze_map_section`: the freeze map (scenarios/maps/rise-freeze-map.yaml): per point the freeze
   rate of both schemes with CIs and whether w/o Pri freezes where w/ Pri does not.
 
 Every number is a mean over the valid runs of a group (95 % percentile bootstrap CI where a
@@ -186,7 +186,7 @@ def freeze_map_section(runs: pd.DataFrame) -> list[str]:
     lines = [
         "## The freeze map (the 82×, > 8× and 32× claims)",
         "",
-        "scenarios/rise-freeze-map.yaml: one axis at a time away from the paper's 5G/FHD/Low "
+        "scenarios/maps/rise-freeze-map.yaml: one axis at a time away from the paper's 5G/FHD/Low "
         "and FB/4K/Low links (bursty loss, queue depth, B below a key frame, cellular traces "
         "with outages, a policer), every value sourced there. Freeze rate = libwebrtc's "
         "freezes per displayed frame (%); mean [95 % CI] over runs; the ratio is w/o ÷ w/ Pri "
@@ -201,7 +201,7 @@ def freeze_map_section(runs: pd.DataFrame) -> list[str]:
         return [
             *lines,
             "Not run: `snakemake --cores 2 --config site=sim "
-            "scenario=scenarios/rise-freeze-map.yaml`.",
+            "scenario=scenarios/maps/rise-freeze-map.yaml`.",
             "",
         ]
     lines += [
