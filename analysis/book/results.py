@@ -119,7 +119,7 @@ def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
     """One row per (scenario, setting) where the claim's schemes both ran."""
     rows = []
     for s in scenarios:
-        if s.runs.empty or c.metric not in s.runs:
+        if s.runs.empty or c.metric not in s.runs or (c.scenarios and s.name not in c.scenarios):
             continue
         for setting in dict.fromkeys(s.runs["setting"]):
             if c.settings and str(setting).split("/")[0] not in c.settings:
@@ -278,6 +278,7 @@ def page(
         lines += no_runs(paper, files)
     if paper.claims:
         lines += claims_section(paper, found)
+    lines += list(paper.notes)
     lines += extra or []
     for s in found:
         lines += [f"## Scenario {s.name}", ""]
