@@ -158,27 +158,52 @@ def test_plan_and_parameters(tmp_path: Path) -> None:
         QprParams(unreliable_path="fixed_window_connection")
     with pytest.raises(ValueError, match="transport h2 has no datagrams"):
         QprParams(transport="h2", q_pct=0, unreliable_path="loss_blind_connection")
+    # FEC (QPR(F)): both sides get it, off unless chosen; a block fits GF(2^8)
+    assert a[a.index("--fec-repair-pct") + 1] == "0" == b[b.index("--fec-repair-pct") + 1]
+    for s in w.plan(QprParams(fec_repair_pct=22, fec_block=40), ctx):
+        assert s.argv[s.argv.index("--fec-repair-pct") + 1] == "22"
+        assert s.argv[s.argv.index("--fec-block") + 1] == "40"
+    QprParams(fec_block=128, fec_repair_pct=100)  # 128 + 128 = 256 symbols
+    with pytest.raises(ValueError, match="at most 256"):
+        QprParams(fec_block=129, fec_repair_pct=100)
+    with pytest.raises(ValueError, match="no datagrams to protect"):
+        QprParams(transport="h2", q_pct=0, fec_repair_pct=10)
 
 
 SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
 
 
+# per scenario: the transports, the unreliable paths of its runs that send datagrams, the Q levels
+SCENARIOS = {
+    # the paper's QUIC matrix, every unreliable object as the paper's text says (a fixed window)
+    "qpr-5g.yaml": ({"quic"}, {"fixed_window_connection"}, {0, 50, 75, 100}),
+    # the other readings, named variants
+    "qpr-readings.yaml": ({"quic"}, {"shared", "loss_blind_connection"}, {0, 50, 100}),
+    # QPR(F): FEC on the paper-text and the loss-blind path
+    "qpr-fec.yaml": ({"quic"}, {"fixed_window_connection", "loss_blind_connection"}, {0, 50, 100}),
+    "qpr-h2.yaml": ({"quic", "h2"}, set(), {0}),  # HTTP/2 beside reliable QUIC (Mininet)
+    "qpr-quick.yaml": ({"quic", "h2"}, {"shared"}, {0, 50, 100}),
+    "qpr-paths.yaml": (
+        {"quic"},
+        {"shared", "fixed_window_connection", "loss_blind_connection"},
+        {0, 50, 100},
+    ),
+}
+
+
 # the scenarios name the shared 5G traces, and loading a scenario checks that its files exist
 @pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
-@pytest.mark.parametrize("name", ["qpr-5g.yaml", "qpr-quick.yaml", "qpr-paths.yaml"])
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenarios_valid_and_initial_window_from_the_trace(name: str) -> None:
     from priolab.scenario import expand, load
 
     path = REPO / "scenarios" / name
     runs = expand(load(path), path)
-    assert {r.params.q_pct for r in runs} >= {0, 50, 100}  # type: ignore[attr-defined]
-    transports = {r.params.transport for r in runs}  # type: ignore[attr-defined]
-    paths = {r.params.unreliable_path for r in runs}  # type: ignore[attr-defined]
-    if name == "qpr-paths.yaml":  # every unreliable path, against reliable QUIC
-        assert transports == {"quic"}
-        assert paths == {"shared", "fixed_window_connection", "loss_blind_connection"}
-    else:
-        assert transports == {"quic", "h2"} and paths == {"shared"}
+    transports, paths, q_levels = SCENARIOS[name]
+    assert {r.params.q_pct for r in runs} == q_levels  # type: ignore[attr-defined]
+    assert {r.params.transport for r in runs} == transports  # type: ignore[attr-defined]
+    sending = [r.params for r in runs if r.params.q_pct > 0]  # type: ignore[attr-defined]
+    assert {p.unreliable_path for p in sending} == paths
     for r in runs:
         trace = r.link.downlink.trace  # type: ignore[union-attr]
         scale = r.params.scale  # type: ignore[attr-defined]

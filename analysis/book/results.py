@@ -35,9 +35,9 @@ class ScenarioRuns:
 
 
 def scenario_files(repo: Path) -> dict[str, Path]:
-    """Scenario name → its file under scenarios/ (the `name:` key)."""
+    """Scenario name → its file under scenarios/ or a folder of it (the `name:` key)."""
     out: dict[str, Path] = {}
-    for f in sorted((repo / "scenarios").glob("*.yaml")):
+    for f in sorted((repo / "scenarios").rglob("*.yaml")):
         try:
             name = (yaml.safe_load(f.read_text()) or {}).get("name")
         except yaml.YAMLError:
@@ -296,6 +296,7 @@ def page(
         lines += no_runs(paper, files)
     if paper.claims:
         lines += claims_section(paper, found)
+    lines += list(paper.notes)
     lines += extra or []
     for s in found:
         lines += [f"## Scenario {s.name}", ""]

@@ -113,7 +113,8 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
     let code = match args.role {
         RoleArg::Server => {
             let counts = Arc::new(server::Counts::default());
-            let why = server::run(&conn, &dgram, args.scene(), counts.clone(), &env.console).await;
+            let content = (args.scene(), args.fec());
+            let why = server::run(&conn, &dgram, content, counts.clone(), &env.console).await;
             let (code, reason) = match &why {
                 ConnectionError::ApplicationClosed(c) if c.error_code == CLOSE_DONE => {
                     (0, "peer_closed")
@@ -139,6 +140,10 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
                 ("unreliable_requests", c(&counts.unreliable_requests)),
                 ("datagrams_sent", c(&counts.datagrams_sent)),
                 ("unreliable_bytes", c(&counts.unreliable_bytes)),
+                ("fec_repair_pct", args.fec_repair_pct.to_string()),
+                ("fec_block", args.fec_block.to_string()),
+                ("repair_datagrams", c(&counts.repair_datagrams)),
+                ("repair_bytes", c(&counts.repair_bytes)),
             ];
             f.extend(path_fields(&conn));
             f.extend(dgram_path_fields(&conn, &dgram));
@@ -147,7 +152,8 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
         }
         RoleArg::Player => {
             let grace = Duration::from_secs_f64(args.eod_grace_ms / 1e3);
-            let o = match player::Fetcher::quic(&conn, &dgram, grace, env.clock).await {
+            let o = match player::Fetcher::quic(&conn, &dgram, (grace, args.fec()), env.clock).await
+            {
                 Ok(f) => player::run(args, f, env.clock).await,
                 Err(e) => Err(e),
             };
@@ -275,6 +281,7 @@ fn player_fields(args: &Args, o: &player::Outcome) -> Vec<(&'static str, String)
         ("played_s", format!("{:.3}", o.played_s)),
         ("objects_incomplete", o.objects_incomplete.to_string()),
         ("datagrams_received", o.datagrams_received.to_string()),
+        ("objects_recovered", o.objects_recovered.to_string()),
     ]
 }
 

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::fec::{Fec, MAX_BLOCK_SYMBOLS};
 use crate::scene::Scene;
 use crate::unreliable::{FixedWindowConfig, LossBlindConfig, UnreliablePath};
 use crate::viewport::Geometry;
@@ -111,6 +112,13 @@ pub struct Args {
     /// Both: where the datagrams travel (the two sides must agree).
     #[arg(long, value_enum, default_value_t = PathArg::Shared)]
     pub unreliable_path: PathArg,
+    /// Both: repair symbols per 100 source datagrams of an unreliable object (QPR(F),
+    /// seeds/002 §IV-E; qpr::fec); 0 = no FEC (the two sides must agree).
+    #[arg(long, default_value_t = 0)]
+    pub fec_repair_pct: u32,
+    /// Both: source datagrams per FEC block (a block and its repair symbols ≤ 256).
+    #[arg(long, default_value_t = 32)]
+    pub fec_block: usize,
     /// A peer silent this long ends the run with exit 3 (seeds/002: "the default timeout of
     /// 10 seconds").
     #[arg(long, default_value_t = 10.0)]
@@ -169,7 +177,23 @@ impl Args {
         if self.buffer_segments == 0 {
             bail!("--buffer-segments 0: allowed >= 1");
         }
+        if Fec::new(self.fec_block, self.fec_repair_pct).is_none() {
+            bail!(
+                "--fec-block {} --fec-repair-pct {}: allowed a block >= 1 whose sources and \
+                 repair symbols number at most {MAX_BLOCK_SYMBOLS}",
+                self.fec_block,
+                self.fec_repair_pct
+            );
+        }
         Ok(())
+    }
+
+    /// The FEC of the unreliable objects; None without (--fec-repair-pct 0).
+    pub fn fec(&self) -> Option<Fec> {
+        if self.fec_repair_pct == 0 {
+            return None;
+        }
+        Fec::new(self.fec_block, self.fec_repair_pct)
     }
 
     pub fn scene(&self) -> Scene {

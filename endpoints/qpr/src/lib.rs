@@ -15,6 +15,7 @@ mod server;
 pub use app::run_argv;
 
 pub mod abr;
+pub mod fec;
 pub mod playout;
 pub mod scene;
 pub mod split;

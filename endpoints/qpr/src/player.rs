@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::fec::{Decoder, Fec};
 use crate::playout::Playout;
 use crate::scene::SEGMENT_S;
 use crate::wire::{dgram_header, EndOfData, Request, DGRAM_HEADER, EOD_LEN, HELLO};
@@ -27,12 +28,76 @@ struct Unreliable {
     got: HashMap<u32, (u32, u64)>,
     /// request id → end-of-data and when it arrived
     eod: HashMap<u32, (EndOfData, Instant)>,
+    /// with FEC, request id → its symbols: held until the end-of-data gives the object's
+    /// size and symbol size, then in its decoder
+    fec: HashMap<u32, FecObject>,
+    /// objects whose lost sources FEC rebuilt
+    recovered: u64,
+}
+
+#[derive(Debug, Default)]
+struct FecObject {
+    early: Vec<(u32, Vec<u8>)>,
+    decoder: Option<Decoder>,
+    /// once the object is done: its source bytes in hand and whether FEC rebuilt any
+    result: Option<(u64, bool)>,
+    /// the object's size, from its end-of-data
+    size: Option<u64>,
+}
+
+impl FecObject {
+    fn on_symbol(&mut self, index: u32, payload: &[u8]) {
+        if self.result.is_some() {
+            return; // decided: a late symbol changes nothing
+        }
+        match &mut self.decoder {
+            // a symbol that is not the object's is not counted (the sender never sends one)
+            Some(d) => {
+                let _ = d.on_symbol(index, payload);
+            }
+            None => self.early.push((index, payload.to_vec())),
+        }
+    }
+
+    fn on_eod(&mut self, fec: Fec, eod: &EndOfData) {
+        let mut d = Decoder::new(fec, eod.bytes, eod.symbol_bytes as usize);
+        for (index, payload) in self.early.drain(..) {
+            let _ = d.on_symbol(index, &payload);
+        }
+        self.decoder = Some(d);
+        self.size = Some(eod.bytes);
+    }
+
+    /// Whole: every block has enough symbols (or it was found so).
+    fn recoverable(&self) -> bool {
+        self.result.is_some_and(|(b, _)| self.size == Some(b))
+            || self.decoder.as_ref().is_some_and(Decoder::recoverable)
+    }
+
+    /// The object's source bytes in hand (a recoverable object decoded, its lost sources
+    /// rebuilt; otherwise the sources that arrived) and whether this call rebuilt any;
+    /// decided once. None before the end-of-data.
+    fn finish(&mut self) -> Option<(u64, bool)> {
+        if let Some((b, _)) = self.result {
+            return Some((b, false));
+        }
+        let d = self.decoder.as_mut()?;
+        let rebuilt = d.sources_missing() > 0;
+        let r = match d.decode() {
+            Ok(bytes) => (bytes.len() as u64, rebuilt),
+            Err(_) => (d.source_bytes(), false),
+        };
+        self.result = Some(r);
+        self.decoder = None; // the symbols are no longer needed
+        Some(r)
+    }
 }
 
 pub struct Shared {
     state: Mutex<Unreliable>,
     notify: Notify,
     clock: Clock,
+    fec: Option<Fec>,
 }
 
 pub struct Outcome {
@@ -43,6 +108,8 @@ pub struct Outcome {
     pub played_s: f64,
     pub objects_incomplete: u64,
     pub datagrams_received: u64,
+    /// unreliable objects whose lost datagrams FEC rebuilt
+    pub objects_recovered: u64,
     /// why the loop ended: "duration" or the connection error
     pub ended: String,
 }
@@ -85,17 +152,27 @@ async fn wait_unreliable(
         let mut wake = deadline;
         let mut done = HashMap::new();
         {
-            let st = sh.state.lock().expect("lock");
+            let mut st = sh.state.lock().expect("lock");
             let now = sh.clock.now();
             for &id in ids {
-                let Some((eod, at)) = st.eod.get(&id) else {
+                let Some(&(eod, at)) = st.eod.get(&id) else {
                     continue;
                 };
                 let (n, b) = st.got.get(&id).copied().unwrap_or((0, 0));
-                if n >= eod.datagrams || now >= *at + grace {
-                    done.insert(id, (b, eod.datagrams as i64, n as i64, sh.clock.unix_us()));
+                let whole = st.fec.get(&id).is_some_and(FecObject::recoverable);
+                if n >= eod.datagrams || whole || now >= at + grace {
+                    let b = st
+                        .fec
+                        .get_mut(&id)
+                        .and_then(FecObject::finish)
+                        .unwrap_or((b, false));
+                    st.recovered += u64::from(b.1);
+                    done.insert(
+                        id,
+                        (b.0, eod.datagrams as i64, n as i64, sh.clock.unix_us()),
+                    );
                 } else {
-                    wake = wake.min(*at + grace);
+                    wake = wake.min(at + grace);
                 }
             }
         }
@@ -117,11 +194,12 @@ async fn read_control(mut recv: quinn::RecvStream, sh: Arc<Shared>) {
     let mut b = [0u8; EOD_LEN];
     while recv.read_exact(&mut b).await.is_ok() {
         let e = EndOfData::decode(&b);
-        sh.state
-            .lock()
-            .expect("lock")
-            .eod
-            .insert(e.id, (e, sh.clock.now()));
+        let mut st = sh.state.lock().expect("lock");
+        if let Some(fec) = sh.fec {
+            st.fec.entry(e.id).or_default().on_eod(fec, &e);
+        }
+        st.eod.insert(e.id, (e, sh.clock.now()));
+        drop(st);
         sh.notify.notify_waiters();
     }
 }
@@ -129,14 +207,19 @@ async fn read_control(mut recv: quinn::RecvStream, sh: Arc<Shared>) {
 async fn read_datagrams(conn: Connection, sh: Arc<Shared>) -> u64 {
     let mut total = 0u64;
     while let Ok(d) = conn.read_datagram().await {
-        if let Some((id, _index)) = dgram_header(&d) {
+        if let Some((id, index)) = dgram_header(&d) {
             total += 1;
             let mut st = sh.state.lock().expect("lock");
             let e = st.got.entry(id).or_insert((0, 0));
             e.0 += 1;
             e.1 += (d.len() - DGRAM_HEADER) as u64;
             let n = e.0;
-            let complete = st.eod.get(&id).is_some_and(|(eod, _)| n >= eod.datagrams);
+            let mut complete = st.eod.get(&id).is_some_and(|(eod, _)| n >= eod.datagrams);
+            if sh.fec.is_some() {
+                let f = st.fec.entry(id).or_default();
+                f.on_symbol(index, &d[DGRAM_HEADER..]);
+                complete |= f.recoverable();
+            }
             drop(st);
             if complete {
                 sh.notify.notify_waiters();
@@ -166,7 +249,7 @@ impl Fetcher {
     pub async fn quic(
         conn: &Connection,
         dgram: &Connection,
-        grace: Duration,
+        (grace, fec): (Duration, Option<Fec>),
         clock: Clock,
     ) -> Result<Fetcher> {
         let (mut control, control_recv) =
@@ -176,6 +259,7 @@ impl Fetcher {
             state: Mutex::new(Unreliable::default()),
             notify: Notify::new(),
             clock,
+            fec,
         });
         tokio::spawn(read_control(control_recv, sh.clone()));
         tokio::spawn(read_datagrams(dgram.clone(), sh.clone()));
@@ -198,13 +282,14 @@ impl Fetcher {
         }
     }
 
-    fn datagrams_received(&self) -> u64 {
+    /// (datagrams received, objects whose lost sources FEC rebuilt)
+    fn datagrams_received(&self) -> (u64, u64) {
         match self {
             Fetcher::Quic { sh, .. } => {
                 let st = sh.state.lock().expect("lock");
-                st.got.values().map(|g| g.0 as u64).sum()
+                (st.got.values().map(|g| g.0 as u64).sum(), st.recovered)
             }
-            Fetcher::H2(_) => 0,
+            Fetcher::H2(_) => (0, 0),
         }
     }
 
@@ -387,7 +472,7 @@ pub async fn run(args: &Args, mut fetcher: Fetcher, clock: Clock) -> Result<Outc
         .first()
         .map_or(args.duration_s, |&s| s.min(args.duration_s));
     fetcher.finish().await;
-    let datagrams_received = fetcher.datagrams_received();
+    let (datagrams_received, objects_recovered) = fetcher.datagrams_received();
     Ok(Outcome {
         segments: seg,
         freezes,
@@ -396,6 +481,7 @@ pub async fn run(args: &Args, mut fetcher: Fetcher, clock: Clock) -> Result<Outc
         played_s: played,
         objects_incomplete: incomplete,
         datagrams_received,
+        objects_recovered,
         ended,
     })
 }

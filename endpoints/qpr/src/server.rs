@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::fec::{encode_block, Fec, Symbol};
 use crate::scene::Scene;
 use crate::wire::{EndOfData, Request, DGRAM_HEADER, HELLO, REQUEST_LEN};
 use anyhow::{bail, Context, Result};
@@ -21,6 +22,9 @@ pub struct Counts {
     pub unreliable_requests: AtomicU64,
     pub datagrams_sent: AtomicU64,
     pub unreliable_bytes: AtomicU64,
+    /// FEC repair datagrams and their payload bytes (QPR(F); 0 without FEC)
+    pub repair_datagrams: AtomicU64,
+    pub repair_bytes: AtomicU64,
 }
 
 /// A zero-filled payload shared by every response (the content's bits do not matter).
@@ -28,11 +32,12 @@ fn payload() -> Bytes {
     Bytes::from(vec![0u8; 64 << 10])
 }
 
-/// Serves until the connection ends; returns how it ended. Datagrams go on `dgram`.
+/// Serves until the connection ends; returns how it ended. Datagrams go on `dgram`, with
+/// `fec`'s repair symbols after each block's sources if set.
 pub async fn run(
     conn: &Connection,
     dgram: &Connection,
-    scene: Scene,
+    (scene, fec): (Scene, Option<Fec>),
     counts: Arc<Counts>,
     console: &Console,
 ) -> quinn::ConnectionError {
@@ -48,7 +53,7 @@ pub async fn run(
             control_seen = true;
             let d = dgram.clone();
             tokio::spawn(async move {
-                if let Err(e) = control(&d, send, recv, scene, &counts).await {
+                if let Err(e) = control(&d, send, recv, (scene, fec), &counts).await {
                     console.err(format_args!("qpr server: control stream: {e:#}"));
                 }
             });
@@ -86,12 +91,50 @@ async fn reliable(mut send: SendStream, r: Request, scene: Scene, counts: &Count
     Ok(())
 }
 
+/// The datagrams of one unreliable object of `size` bytes, `per` payload bytes each: with
+/// `fec`, each block's sources then its repair symbols (qpr::fec), else the sources alone.
+/// (index, payload) in sending order; payloads borrow from the zero-filled `p`.
+fn object_datagrams(
+    size: u64,
+    per: usize,
+    fec: Option<Fec>,
+    p: &Bytes,
+) -> Result<Vec<(u32, Bytes)>> {
+    let n = (size.div_ceil(per as u64) as usize).max(1);
+    let source = |i: usize| {
+        let start = (i * per) as u64;
+        p.slice(..(size.saturating_sub(start)).min(per as u64) as usize)
+    };
+    let Some(fec) = fec else {
+        return Ok((0..n).map(|i| (i as u32, source(i))).collect());
+    };
+    let mut repairs = Vec::new();
+    for (b, (k, r)) in fec.blocks(n).into_iter().enumerate() {
+        let sources: Vec<Bytes> = (0..k).map(|i| source(b * fec.block + i)).collect();
+        let refs: Vec<&[u8]> = sources.iter().map(|s| s.as_ref()).collect();
+        repairs.push(encode_block(&refs, r, per).map_err(anyhow::Error::msg)?);
+    }
+    Ok(fec
+        .send_order(n)
+        .into_iter()
+        .map(|sym| match sym {
+            Symbol::Source(i) => (sym.index(), source(i as usize)),
+            Symbol::Repair { block, number } => (
+                sym.index(),
+                Bytes::from(std::mem::take(
+                    &mut repairs[block as usize][number as usize],
+                )),
+            ),
+        })
+        .collect())
+}
+
 /// The control stream; `conn` is the connection the datagrams go on.
 async fn control(
     conn: &Connection,
     mut send: SendStream,
     mut recv: RecvStream,
-    scene: Scene,
+    (scene, fec): (Scene, Option<Fec>),
     counts: &Counts,
 ) -> Result<()> {
     let mut hello = [0u8; 4];
@@ -113,18 +156,21 @@ async fn control(
             bail!("malformed request {b:?}");
         };
         let size = scene.size_bytes(r.object as usize, r.quality as usize, r.segment);
-        let (mut left, mut index) = (size, 0u32);
         let empty = conn.datagram_send_buffer_space(); // the queue is empty here
-        while left > 0 {
-            let n = left.min(per as u64) as usize;
-            let mut d = Vec::with_capacity(DGRAM_HEADER + n);
+        let datagrams = object_datagrams(size, per, fec, &p)?;
+        let (mut repair_n, mut repair_b) = (0u64, 0u64);
+        for (index, payload) in &datagrams {
+            let mut d = Vec::with_capacity(DGRAM_HEADER + payload.len());
             d.extend_from_slice(&r.id.to_be_bytes());
             d.extend_from_slice(&index.to_be_bytes());
-            d.extend_from_slice(&p[..n]);
+            d.extend_from_slice(payload);
             conn.send_datagram_wait(Bytes::from(d)).await?;
-            left -= n as u64;
-            index += 1;
+            if matches!(Symbol::from_index(*index), Symbol::Repair { .. }) {
+                repair_n += 1;
+                repair_b += payload.len() as u64;
+            }
         }
+        let index = datagrams.len() as u32;
         // The end-of-data goes out once every datagram has left quinn's queue, so it
         // follows them on the path (seeds/002 §III-C: the end on the reliable control stream).
         // With a second connection too: both connections share the server's one UDP socket
@@ -137,6 +183,7 @@ async fn control(
             id: r.id,
             datagrams: index,
             bytes: size,
+            symbol_bytes: per as u32,
         };
         send.write_all(&eod.encode()).await?;
         counts.unreliable_requests.fetch_add(1, Ordering::Relaxed);
@@ -144,5 +191,51 @@ async fn control(
             .datagrams_sent
             .fetch_add(index as u64, Ordering::Relaxed);
         counts.unreliable_bytes.fetch_add(size, Ordering::Relaxed);
+        counts
+            .repair_datagrams
+            .fetch_add(repair_n, Ordering::Relaxed);
+        counts.repair_bytes.fetch_add(repair_b, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fec::Decoder;
+
+    #[test]
+    fn an_object_is_cut_into_sources_and_with_fec_repairs_that_rebuild_it() {
+        let p = payload();
+        // 2,500 bytes in 1,000-byte datagrams: 1,000 + 1,000 + 500
+        let plain = object_datagrams(2_500, 1_000, None, &p).unwrap();
+        let lens: Vec<(u32, usize)> = plain.iter().map(|(i, d)| (*i, d.len())).collect();
+        assert_eq!(lens, vec![(0, 1_000), (1, 1_000), (2, 500)]);
+        // FEC: blocks of 2 sources, 50 % repair: [S0 S1 R0.0] [S2 R1.0]
+        let fec = Fec::new(2, 50).unwrap();
+        let coded = object_datagrams(2_500, 1_000, Some(fec), &p).unwrap();
+        let kinds: Vec<Symbol> = coded.iter().map(|(i, _)| Symbol::from_index(*i)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                Symbol::Source(0),
+                Symbol::Source(1),
+                Symbol::Repair {
+                    block: 0,
+                    number: 0
+                },
+                Symbol::Source(2),
+                Symbol::Repair {
+                    block: 1,
+                    number: 0
+                },
+            ]
+        );
+        assert_eq!(coded[2].1.len(), 1_000); // a repair symbol is a full symbol
+                                             // the player rebuilds the object from any one loss per block
+        let mut d = Decoder::new(fec, 2_500, 1_000);
+        for (i, data) in [&coded[0], &coded[2], &coded[4]] {
+            d.on_symbol(*i, data).unwrap();
+        }
+        assert_eq!(d.decode().unwrap(), vec![0u8; 2_500]);
     }
 }

@@ -12,7 +12,7 @@
 
 pub const HELLO: &[u8; 4] = b"QPR1";
 pub const REQUEST_LEN: usize = 14;
-pub const EOD_LEN: usize = 16;
+pub const EOD_LEN: usize = 20;
 pub const DGRAM_HEADER: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,12 +46,15 @@ impl Request {
     }
 }
 
-/// The server's end of an unreliable response: how many datagrams and payload bytes it sent.
+/// The server's end of an unreliable response: how many datagrams it sent (with FEC, source
+/// and repair symbols), the object's payload bytes, and the payload bytes of a full datagram
+/// (the FEC symbol size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EndOfData {
     pub id: u32,
     pub datagrams: u32,
     pub bytes: u64,
+    pub symbol_bytes: u32,
 }
 
 impl EndOfData {
@@ -60,6 +63,7 @@ impl EndOfData {
         b[0..4].copy_from_slice(&self.id.to_be_bytes());
         b[4..8].copy_from_slice(&self.datagrams.to_be_bytes());
         b[8..16].copy_from_slice(&self.bytes.to_be_bytes());
+        b[16..20].copy_from_slice(&self.symbol_bytes.to_be_bytes());
         b
     }
 
@@ -68,6 +72,7 @@ impl EndOfData {
             id: u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
             datagrams: u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
             bytes: u64::from_be_bytes(b[8..16].try_into().expect("8 bytes")),
+            symbol_bytes: u32::from_be_bytes([b[16], b[17], b[18], b[19]]),
         }
     }
 }
@@ -108,6 +113,7 @@ mod tests {
             id: 9,
             datagrams: 100,
             bytes: 123_456,
+            symbol_bytes: 1_444,
         };
         assert_eq!(EndOfData::decode(&e.encode()), e);
         assert_eq!(dgram_header(&[0, 0, 0, 1, 0, 0, 0, 2, 99]), Some((1, 2)));

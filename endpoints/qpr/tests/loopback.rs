@@ -15,10 +15,11 @@ fn scratch(name: &str) -> PathBuf {
     proctest::scratch("qs-qpr", name)
 }
 
-/// A 3 s session at `q` over `transport` and `--unreliable-path path`; content at 2 % of
-/// Table 2 (≤ 0.35 MB per segment), so loopback's socket buffers hold a whole segment.
-fn session(q: &str, transport: &str, path: &str) -> (Table, Table, String, String) {
-    let dir = scratch(&format!("{transport}{q}{path}"));
+/// A 3 s session at `q` over `transport` and `--unreliable-path path`, with `extra` flags
+/// on both sides; content at 2 % of Table 2 (≤ 0.35 MB per segment), so loopback's socket
+/// buffers hold a whole segment.
+fn session(q: &str, transport: &str, path: &str, extra: &[&str]) -> (Table, Table, String, String) {
+    let dir = scratch(&format!("{transport}{q}{path}{}", extra.join("")));
     let bind = format!("127.0.0.1:{}", free_port());
     let cert = dir.join("cert.der");
     let (sl, pl) = (dir.join("server"), dir.join("player"));
@@ -32,6 +33,7 @@ fn session(q: &str, transport: &str, path: &str) -> (Table, Table, String, Strin
         "--unreliable-path",
         path,
     ]; // fmt: skip
+    let common: Vec<&str> = common.iter().chain(extra).copied().collect();
     let mut sa = vec![
         "--role",
         "server",
@@ -44,7 +46,7 @@ fn session(q: &str, transport: &str, path: &str) -> (Table, Table, String, Strin
         "--initial-window-bytes",
         "12000",
     ]; // fmt: skip
-    sa.extend(common);
+    sa.extend(&common);
     let server = spawn(BIN, &sa);
     let mut pa = vec![
         "--role",
@@ -60,7 +62,7 @@ fn session(q: &str, transport: &str, path: &str) -> (Table, Table, String, Strin
         "--q-pct",
         q,
     ]; // fmt: skip
-    pa.extend(common);
+    pa.extend(&common);
     let player = spawn(BIN, &pa);
     let (pc, perr) = wait(player, Duration::from_secs(30));
     let (sc, serr) = wait(server, Duration::from_secs(30));
@@ -83,7 +85,7 @@ fn num(r: &BTreeMap<String, String>, k: &str) -> f64 {
 #[test]
 fn q0_and_q100_sessions_follow_the_split_and_log_every_object() {
     for (q, reliable) in [("0", "1"), ("100", "0")] {
-        let (segs, objs, player, server) = session(q, "quic", "shared");
+        let (segs, objs, player, server) = session(q, "quic", "shared", &[]);
         assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
         assert!(
             server.contains("\"exit_reason\": \"peer_closed\""),
@@ -145,7 +147,7 @@ fn field(summary: &str, key: &str) -> Option<f64> {
 #[test]
 fn a_second_connection_carries_the_datagrams_under_its_own_window() {
     for path in ["fixed-window-connection", "loss-blind-connection"] {
-        let (segs, objs, player, server) = session("50", "quic", path);
+        let (segs, objs, player, server) = session("50", "quic", path, &[]);
         let name = path.replace('-', "_");
         assert!(
             server.contains(&format!("\"unreliable_path\": \"{name}\"")),
@@ -181,8 +183,39 @@ fn a_second_connection_carries_the_datagrams_under_its_own_window() {
 }
 
 #[test]
+fn fec_sends_repair_datagrams_per_block_and_the_player_counts_objects_whole() {
+    // blocks of 8 source datagrams, 25 %: 2 repairs per full block
+    let fec = ["--fec-repair-pct", "25", "--fec-block", "8"];
+    let (segs, objs, player, server) = session("100", "quic", "shared", &fec);
+    assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
+    assert!(segs.len() >= 3, "{} segments", segs.len());
+    assert_eq!(field(&server, "fec_repair_pct"), Some(25.0), "{server}");
+    let unrel = field(&server, "unreliable_bytes").unwrap();
+    let repair = field(&server, "repair_bytes").unwrap();
+    // 25 % of the sources, more where a short last block rounds its repairs up
+    assert!(repair >= 0.25 * unrel && repair <= 0.45 * unrel, "{server}");
+    let sent = field(&server, "datagrams_sent").unwrap();
+    let repairs = field(&server, "repair_datagrams").unwrap();
+    assert!(repairs >= 0.2 * (sent - repairs), "{server}");
+    for o in &objs {
+        let (size, exp) = (num(o, "size_bytes"), num(o, "datagrams_expected"));
+        // sources (≥ size / 1500 bytes) plus a quarter more, rounded up per block
+        assert!(exp >= 1.25 * (size / 1500.0).ceil(), "{o:?}");
+        assert!(num(o, "datagrams_received") <= exp);
+        // whole means every source byte is in hand, received or rebuilt
+        assert_eq!(
+            o["complete"] == "1",
+            num(o, "received_bytes") == size,
+            "{o:?}"
+        );
+    }
+    assert!(objs.iter().any(|o| o["complete"] == "1"));
+    assert!(field(&player, "objects_recovered").is_some(), "{player}");
+}
+
+#[test]
 fn the_http2_baseline_fetches_every_object_reliably() {
-    let (segs, objs, player, server) = session("0", "h2", "shared");
+    let (segs, objs, player, server) = session("0", "h2", "shared", &[]);
     assert!(player.contains("\"transport\": \"h2\""), "{player}");
     assert!(player.contains("\"exit_reason\": \"duration\""), "{player}");
     assert!(
@@ -228,6 +261,9 @@ fn bad_arguments_and_a_missing_server_give_their_exit_codes() {
     assert_eq!(c, 2, "{err}");
     let (c, err) = with(&["--unreliable-path", "sideways"]);
     assert_eq!(c, 2, "{err}");
+    let (c, err) = with(&["--fec-block", "200", "--fec-repair-pct", "50"]);
+    assert_eq!(c, 2, "{err}");
+    assert!(err.contains("at most 256"), "{err}");
     let (c, err) = with(&["--connect-timeout-s", "0.3"]);
     assert_eq!(c, 4, "{err}");
     let s = std::fs::read_to_string(log.join("summary.json")).unwrap();

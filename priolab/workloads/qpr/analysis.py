@@ -20,7 +20,9 @@ stops delivering has few freezes but a low `played_pct`; per rank r = 1..4
 `unreliable_bytes_lost_pct` (NaN when nothing was unreliable); the server's `lost_packets`
 and `sent_packets` over both its connections (a second-connection unreliable path,
 `unreliable_conn_*` in its summary), and `unreliable_conn_lost_packets` (NaN on the shared
-path).
+path); with FEC (QPR(F)), `fec_overhead_pct` (repair bytes sent per 100 unreliable payload
+bytes; NaN when nothing was unreliable) and `objects_recovered` (unreliable objects whose lost
+datagrams FEC rebuilt: they count as complete).
 """
 
 from __future__ import annotations
@@ -132,6 +134,11 @@ def metrics(
     for k in ("lost_packets", "sent_packets"):
         m[k] = float(server.get(k, math.nan)) + float(server.get(f"unreliable_conn_{k}", 0))
     m["unreliable_conn_lost_packets"] = float(server.get("unreliable_conn_lost_packets", math.nan))
+    # QPR(F): repair bytes sent per 100 unreliable payload bytes, and the objects FEC rebuilt
+    unrel_sent = float(server.get("unreliable_bytes", 0) or 0)
+    repair = float(server.get("repair_bytes", 0) or 0)
+    m["fec_overhead_pct"] = 100.0 * repair / unrel_sent if unrel_sent else math.nan
+    m["objects_recovered"] = float(player.get("objects_recovered", 0))
     return m
 
 
@@ -170,7 +177,9 @@ class QprAnalysis:
     """The `qpr` workload's part of analysis/ (analysis.workload.WorkloadAnalysis)."""
 
     core_metrics: tuple[str, ...] = ()
-    run_columns: tuple[str, ...] = ("transport", "q_pct", "scale", "cc", "buffer_segments")
+    run_columns: tuple[str, ...] = (
+        "transport", "q_pct", "unreliable_path", "scale", "cc", "buffer_segments",
+    )  # fmt: skip
     log_dirs: tuple[str, ...] = ("guest", "host")
 
     def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
@@ -193,7 +202,8 @@ class QprAnalysis:
 
     def summary_header(self, runs: list[Any]) -> list[str]:
         def describe(p: QprParams) -> str:
-            return (f"transport {p.transport}, unreliable share {p.q_pct} %, "
+            path = f" on the {p.unreliable_path} path" if p.q_pct and p.transport == "quic" else ""
+            return (f"transport {p.transport}, unreliable share {p.q_pct} %{path}, "
                     f"content scale {p.scale:g}")  # fmt: skip
 
         return [

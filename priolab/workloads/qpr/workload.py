@@ -59,6 +59,14 @@ class QprParams(BaseModel):
         "on a second connection whose window stays at `initial_window` or that runs `cc` "
         "without its loss response (README: unreliable path)",
     )
+    fec_repair_pct: int = Field(
+        default=0, ge=0, le=700,
+        description="FEC repair datagrams per 100 source datagrams of an unreliable object "
+        "(QPR(F), seeds/002 §IV-E); 0 = none",
+    )  # fmt: skip
+    fec_block: int = Field(
+        default=32, ge=1, le=255, description="source datagrams per FEC block (assumption)"
+    )
     idle_timeout_s: float = Field(default=10.0, gt=0.0, description="seeds/002: 10 s")
     port: int = Field(default=4443, ge=1024, le=65535)
 
@@ -76,6 +84,13 @@ class QprParams(BaseModel):
         if self.transport == "h2" and self.unreliable_path != "shared":
             raise ValueError(f"unreliable_path {self.unreliable_path}: transport h2 has no "
                              "datagrams, allowed shared")  # fmt: skip
+        if self.fec_block * (100 + self.fec_repair_pct) > 25600:  # GF(2^8): 256 symbols
+            raise ValueError(f"fec_block {self.fec_block} with fec_repair_pct "
+                             f"{self.fec_repair_pct}: a block and its repair datagrams must "
+                             "number at most 256")  # fmt: skip
+        if self.transport == "h2" and self.fec_repair_pct:
+            raise ValueError(f"fec_repair_pct {self.fec_repair_pct}: transport h2 has no "
+                             "datagrams to protect, allowed 0")  # fmt: skip
         if self.unreliable_path == "fixed_window_connection" and self.initial_window is None:
             raise ValueError("unreliable_path fixed_window_connection: the fixed window is "
                              "initial_window, which is not set")  # fmt: skip
@@ -91,6 +106,8 @@ class Qpr(QuicPair):
         return ["--scale", f"{params.scale:g}", "--seed", str(ctx.seed), "--cc", params.cc,
                 "--transport", params.transport,
                 "--unreliable-path", params.unreliable_path.replace("_", "-"),
+                "--fec-repair-pct", str(params.fec_repair_pct),
+                "--fec-block", str(params.fec_block),
                 "--idle-timeout-s", f"{params.idle_timeout_s:g}"]  # fmt: skip
 
     def listener_args(self, params: BaseModel, ctx: RunContext) -> list[str]:
