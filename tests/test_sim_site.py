@@ -28,7 +28,9 @@ from priolab import cli
 from priolab.engine import rundir
 from priolab.paths import sim_binary
 from priolab.workloads import PACKAGES
-from tests.conftest import REPO
+from tests.conftest import REPO, SHARED_DATA
+
+SHARED_TRACES = SHARED_DATA / "traces"
 
 FAKE = REPO / "tests" / "fake_priolab_sim.py"
 QUICK_ARGS = ["--setting", "FB-4K-Low-L0.05", "--scheme", "pri", "--speed", "moderate",
@@ -312,3 +314,23 @@ def test_the_real_sim_reproduces_the_small_receive_buffer_failure(
     assert n > 0 and not valid, drops
     assert any(f"guest: the kernel dropped {n} UDP" in r for r in reasons), reasons
     assert drops["4MiB"] == drops["small-no-stall"] == (0, True, []), drops
+
+
+@needs_real_sim
+def test_a_windowed_rescaled_mahimahi_trace_runs_on_linkem(tmp_path: Path, no_lock: None) -> None:
+    """A Mahimahi file's last line is its period, and every trace op keeps an opportunity
+    there; linkem's config once refused that (period_ms had to exceed every time), so every
+    run on a cut or rescaled Mahimahi trace failed before it started."""
+    trace = SHARED_TRACES / "mahimahi-cellular" / "ATT-LTE-driving-2016.up"
+    if not trace.is_file():
+        pytest.skip(f"{trace} is absent (a shared trace)")
+    data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
+    data["duration_s"] = 6
+    del data["link"]["uplink"]["rate_mbps"]
+    data["link"]["uplink"]["trace"] = {"file": str(trace), "format": "mahimahi", "start_s": 10,
+                                       "end_s": 20, "target_mean_mbps": 70}  # fmt: skip
+    scenario = tmp_path / "quick-mahimahi.yaml"
+    scenario.write_text(yaml.safe_dump(data))
+    meta = run_quick(tmp_path / "results", scenario)
+    assert meta["valid"], meta["invalid_reasons"]
+    assert meta["link_final"]["uplink"]["departures"] > 1000

@@ -424,8 +424,10 @@ fn parse_rate(v: &Value, p: &str) -> Result<RateConfig, ConfigError> {
             }
             let kper = join(p, "period_ms");
             let period_ns = ms_to_ns(get_num(obj, p, "period_ms")?.ok_or_else(|| missing(&kper))?);
-            if period_ns == 0 || times_ns.last().is_some_and(|&t| t >= period_ns) {
-                return err(&kper, "must be > 0 and larger than every times_ms entry");
+            // Mahimahi's own rule: the period is the last timestamp, so an opportunity may sit
+            // at the period itself (the same instant as the next loop's start)
+            if period_ns == 0 || times_ns.last().is_some_and(|&t| t > period_ns) {
+                return err(&kper, "must be > 0 and at least every times_ms entry");
             }
             let kb = join(p, "bytes_per_opportunity");
             let bytes_per_opportunity =

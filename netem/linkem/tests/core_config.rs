@@ -67,6 +67,7 @@ fn errors_name_the_key() {
         (format!(r#"{{"rate": {{"kind": "schedule", "points": [[0, 1e6], [500, 2e6]], "period_ms": 400}}, {q}}}"#), "a_to_b.rate.period_ms"),
         (format!(r#"{{"rate": {{"kind": "schedule", "points": [[10, 1e6]], "period_ms": 400}}, {q}}}"#), "a_to_b.rate.points[0]"),
         (format!(r#"{{"rate": {{"kind": "opportunities", "times_ms": [3, 1], "period_ms": 4, "bytes_per_opportunity": 1500}}, {q}}}"#), "a_to_b.rate.times_ms[1]"),
+        (format!(r#"{{"rate": {{"kind": "opportunities", "times_ms": [1, 5], "period_ms": 4, "bytes_per_opportunity": 1500}}, {q}}}"#), "a_to_b.rate.period_ms"),
         (format!(r#"{{"rate": {{"kind": "policer", "rate_bps": 1e6, "burst_bytes": 3000}}, {q}}}"#), "a_to_b.queue"),
         (r#"{"rate": {"kind": "policer", "rate_bps": 1e6}}"#.to_string(), "a_to_b.rate.burst_bytes"),
         (r#"{"rate": {"kind": "policer", "rate_bps": 1e6, "burst_bytes": 1513}}"#.to_string(), "a_to_b.rate.burst_bytes"),

@@ -250,6 +250,28 @@ fn opportunities_wrap_and_waste_when_idle() {
 }
 
 #[test]
+fn an_opportunity_at_the_period_is_mahimahis_last_line() {
+    // A Mahimahi file whose last line (the period) is an opportunity, as every file that
+    // priolab's trace tools write and as mahimahi replays it: at 4, 8, 12 ... ms, i.e. one
+    // per loop at the loop's end, the same rate as one at its start.
+    let rate = r#"{"kind": "opportunities", "times_ms": [2, 4], "period_ms": 4, "bytes_per_opportunity": 1500, "loop": true}"#;
+    let mut d = direction(&format!(
+        r#"{{"rate": {rate}, "queue": {{"limit_packets": 10}}}}"#
+    ));
+    let mut out = Vec::new();
+    for i in 0..4 {
+        d.enqueue(0, i, 1500, &mut out);
+    }
+    d.poll(S, &mut out);
+    assert_eq!(
+        sent(&out),
+        vec![(0, 2 * MS), (1, 4 * MS), (2, 6 * MS), (3, 8 * MS)]
+    );
+    let got = saturate(rate, 1500, 500_000, S);
+    assert!((got as i64 - 750_000).abs() <= 3000, "bytes_out {got}");
+}
+
+#[test]
 fn opportunity_at_arrival_instant_serves_the_packet() {
     let mut d = direction(
         r#"{"rate": {"kind": "opportunities", "times_ms": [1], "period_ms": 4,
