@@ -71,18 +71,18 @@ def _fake_scenario(results_dir: Path) -> None:
     rows = []
     for scheme, value in (("dtp", 0.8), ("quic", 0.2)):
         for rep in (1, 2, 3):
-            run = d / "R3MB" / scheme / "none" / f"r{rep}"
+            run = d / "3MBps" / scheme / "none" / f"r{rep}"
             run.mkdir(parents=True)
             meta = {"site": {"kind": "mininet"}, "git": {"commit": "a" * 40, "dirty": False}}
             (run / "metadata.json").write_text(json.dumps(meta))
-            rows.append({"path": str(run), "setting": "R3MB", "scheme": scheme,
+            rows.append({"path": str(run), "setting": "3MBps", "scheme": scheme,
                          "deadline_ratio": value + 0.01 * rep})  # fmt: skip
     pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
     pd.DataFrame(
         [
             {
-                "path": "R3MB/dtp/none/r4",
-                "setting": "R3MB",
+                "path": "3MBps/dtp/none/r4",
+                "setting": "3MBps",
                 "scheme": "dtp",
                 "speed": "none",
                 "rep": 4,
@@ -103,11 +103,32 @@ def test_results_page_sets_claim_beside_runs_with_provenance(tmp_path):
     text = results.page(DTP, tmp_path / "results", out, REPO_ROOT, "abc")
     assert "No runs are present" not in text
     row = next(line for line in text.splitlines() if line.startswith("| abstract, Fig. 3"))
-    assert "| 3+3 | mininet | `scenarios/dtp-quick.yaml` | R3MB |" in row
+    assert "| 3+3 | mininet | `scenarios/dtp-quick.yaml` | 3MBps |" in row
     assert row.split(" | ")[4].startswith("3.73 [")  # (0.81+0.82+0.83) / (0.21+0.22+0.23)
     assert "![deadline](figures/dtp-quick/deadline.png)" in text
     assert (out / "figures" / "dtp-quick" / "deadline.png").is_file()
     assert "CPU saturated" in text and "aaaaaaaaaaaa" in text
+
+
+def test_claims_keep_speeds_apart_and_their_scenarios(tmp_path):
+    """A scenario with two speeds (runs.csv's setting_label `<setting>/<speed>`) gives one
+    row per speed, never a pool of both; a claim limited to some scenarios skips others."""
+    from analysis.book.papers import Claim
+
+    rows = []
+    for speed, value in (("cubic", 0.1), ("bbr", 0.9)):
+        for scheme in ("dtp", "quic"):
+            for rep in (1, 2):
+                rows.append({"path": f"x/{speed}/{scheme}/{rep}", "setting": "loss10",
+                             "setting_label": f"loss10/{speed}", "scheme": scheme,
+                             "deadline_ratio": value + 0.01 * rep, "site": "sim",
+                             "commit": "c"})  # fmt: skip
+    s = results.ScenarioRuns("dtp-loss-tail", tmp_path, None, pd.DataFrame(rows), pd.DataFrame())
+    c = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "dtp", "", ("loss10",))
+    got = {r[4]: r[0] for r in results.claim_rows(c, [s])}
+    assert got == {"loss10/cubic": "0.115 [0.11, 0.12]", "loss10/bbr": "0.915 [0.91, 0.92]"}
+    only = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "dtp", "", (), ("dtp-loss",))
+    assert results.claim_rows(only, [s]) == []
 
 
 def test_workload_page_follows_the_model():

@@ -113,6 +113,17 @@ def test_figures_and_table(tmp_path: Path) -> None:
     assert "| 2MBps | quic | 0.333 [0.333, 0.333] (2)" in table
 
 
+def test_sweep_panels_group_settings_by_speed() -> None:
+    from priolab.workloads.dtp.figures import by_speed, setting_key
+
+    labels = sorted(["10MBps/cubic", "2MBps/bbr", "2MBps/cubic", "10MBps/bbr"], key=setting_key)
+    assert by_speed(labels) == {
+        "bbr": ["2MBps/bbr", "10MBps/bbr"],
+        "cubic": ["2MBps/cubic", "10MBps/cubic"],
+    }
+    assert by_speed(["loss1", "loss5"]) == {"": ["loss1", "loss5"]}
+
+
 def _ctx(tmp_path: Path) -> RunContext:
     pair = Pair("guest", "host", "10.0.0.1", "10.0.0.2")
     return RunContext(tmp_path, 4.0, 1, tmp_path, (pair,))
@@ -131,6 +142,14 @@ def test_plan_argv(tmp_path: Path) -> None:
     assert rcv[rcv.index("--cc") + 1] == "bbr"
 
 
+def test_quic_and_its_fifo_variant_reach_the_sender(tmp_path: Path) -> None:
+    for scheme in ("quic", "quic-fifo"):
+        snd = Dtp().plan(DtpParams(scheme=scheme), _ctx(tmp_path))[0].argv
+        assert snd[snd.index("--scheme") + 1] == scheme
+    with pytest.raises(ValueError):
+        DtpParams(scheme="fifo")  # type: ignore[arg-type]
+
+
 def test_checks(tmp_path: Path) -> None:
     assert Dtp().check(DtpParams(), tmp_path) == []
     bad = Dtp().check(DtpParams(deadline_ms=2000, drain_s=1.0), tmp_path)
@@ -141,7 +160,15 @@ def test_checks(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["dtp-bandwidth", "dtp-dynamic", "dtp-loss", "dtp-loss-small", "dtp-quick", "dtp-quick-loss"],
+    [
+        "dtp-bandwidth",
+        "dtp-dynamic",
+        "dtp-loss",
+        "dtp-loss-tail",
+        "dtp-loss-small",
+        "dtp-quick",
+        "dtp-quick-loss",
+    ],
 )
 def test_shipped_scenarios_load(name: str) -> None:
     sc = load_scenario(REPO / "scenarios" / f"{name}.yaml")
@@ -187,3 +214,29 @@ def test_quick_scenarios_run_what_the_full_files_run(
         assert link == flink, (setting, scheme, speed)
         seen += 1
     assert seen >= 5
+
+
+def test_loss_tail_puts_a_rounds_tail_within_two_rtt_of_its_deadline() -> None:
+    """dtp-loss-tail.yaml's derivation (its header): redundancy starts for data with less than
+    2 RTT to its deadline (seeds/001 §III-C), and the paper says only a round's tail got it;
+    so deadline - one-way delay - 2 RTT lies inside the time a round takes at the link rate,
+    and the link carries the blocks at the sweep's top loss (20 %). dtp-loss.yaml's 200 ms
+    deadline does not satisfy it (why it separates no scheme)."""
+
+    def window(name: str) -> tuple[float, float, float]:
+        runs = _runs(name)
+        params, link = next(iter(runs.values()))
+        rate_bytes_ms = link["downlink"]["rate_mbps"] * 1e6 / 8 / 1e3
+        owd_ms = link["downlink"]["delay_ms"]
+        rtt_ms = owd_ms + link["uplink"]["delay_ms"]
+        round_bytes = sum(params["block_bytes"])
+        send_ms = round_bytes / rate_bytes_ms
+        first_protected_ms = params["deadline_ms"] - owd_ms - 2 * rtt_ms
+        need = round_bytes / params["interval_ms"] / (1 - 0.20)
+        return first_protected_ms, send_ms, rate_bytes_ms / need
+
+    protected, send, headroom = window("dtp-loss-tail")
+    assert 0 < protected < send, (protected, send)
+    assert headroom > 1.0
+    protected, send, _ = window("dtp-loss")
+    assert protected > send  # every byte leaves with > 2 RTT to go: nothing to protect

@@ -95,10 +95,16 @@ def ci(v: tuple[float, float, float], n: int) -> str:
     return f"{fmt(x)} [{fmt(lo)}, {fmt(hi)}]"
 
 
+def _label(runs: pd.DataFrame) -> str:
+    """The column that names a row's setting: `setting_label` (`<setting>/<speed>` when the
+    scenario has several speeds, so a claim is never pooled over them), else `setting`."""
+    return "setting_label" if "setting_label" in runs else "setting"
+
+
 def _values(runs: pd.DataFrame, setting: str, scheme: str, metric: str) -> list[float]:
     if runs.empty or metric not in runs:
         return []
-    g = runs[(runs["setting"] == setting) & (runs["scheme"] == scheme)]
+    g = runs[(runs[_label(runs)] == setting) & (runs["scheme"] == scheme)]
     return [float(x) for x in g[metric] if np.isfinite(x)]
 
 
@@ -116,14 +122,15 @@ def verdict(c: Claim, v: tuple[float, float, float], n: int) -> str:
 
 
 def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
-    """One row per (scenario, setting) where the claim's schemes both ran."""
+    """One row per (scenario, setting and speed) where the claim's schemes both ran."""
     rows = []
     for s in scenarios:
         if s.runs.empty or c.metric not in s.runs:
             continue
         if c.scenarios and s.name not in c.scenarios:
             continue
-        for setting in dict.fromkeys(s.runs["setting"]):
+        label = _label(s.runs)
+        for setting in dict.fromkeys(s.runs[label]):
             if c.settings and str(setting).split("/")[0] not in c.settings:
                 continue
             if c.judge is not None:
@@ -142,7 +149,7 @@ def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
             else:
                 v, n = bootstrap_ci(a)[:3], len(a)
                 n_text = str(n)
-            sel = s.runs[(s.runs["setting"] == setting) & s.runs["scheme"].isin([c.num, c.den])]
+            sel = s.runs[(s.runs[label] == setting) & s.runs["scheme"].isin([c.num, c.den])]
             sites = ", ".join(sorted(set(sel["site"])))
             file = f"`{s.file}`" if s.file else s.name
             rows.append(
@@ -154,7 +161,7 @@ def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
 def _judged_row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
     """The claim's own judge (judged.py) over the runs of (scenario, setting)."""
     assert c.judge is not None
-    at = s.runs[s.runs["setting"] == setting]
+    at = s.runs[s.runs[_label(s.runs)] == setting]
     num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den] if c.den else at[:0]
     if num.empty or (c.den and den.empty):
         return []

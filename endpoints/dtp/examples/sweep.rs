@@ -15,7 +15,8 @@ fn main() {
         deadline_us: 200_000,
     };
     let schemes = [
-        ("quic", Policy::Fifo),
+        ("quic", Policy::RoundRobin),
+        ("quic-fifo", Policy::Fifo),
         ("sctp", Policy::FcfsCancel),
         (
             "dtp-d",
@@ -39,7 +40,7 @@ fn main() {
             },
         ),
     ];
-    println!("MB/s  scheme  all    p1     (60 s, RTT 5 ms, 1200-byte chunks)");
+    println!("MB/s  scheme     all    p1     (60 s, RTT 5 ms, 1200-byte chunks)");
     for rate in [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
         let path = Path {
             rate_bytes_per_s: rate * 1e6,
@@ -48,7 +49,7 @@ fn main() {
         for (name, p) in schemes {
             let f = sim::run(p, &pattern, path, 60_000_000, 1200);
             println!(
-                "{rate:>4}  {name:<6}  {:.3}  {:.3}",
+                "{rate:>4}  {name:<9}  {:.3}  {:.3}",
                 on_time_ratio(&f, None),
                 on_time_ratio(&f, Some(1))
             );

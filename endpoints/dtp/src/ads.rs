@@ -17,16 +17,28 @@
 //! deadline at the sender (`passed ≥ D`, "a block will be dropped when it already missed the
 //! deadline on the sender side"); one predicted to miss (`remain_time < 0`) is only
 //! penalised by β. Only blocks whose dependencies were all fully sent are considered; a block
-//! whose dependency was dropped is dropped too. The baselines share the queue: `Fifo` (QUIC:
-//! arrival order, nothing dropped) and `FcfsCancel` (SCTP': arrival order, stale blocks
-//! dropped).
+//! whose dependency was dropped is dropped too. The baselines share the queue:
+//! `RoundRobin` (QUIC as the paper ran it, the default of quiche 0.2.0 that DTP extends: the
+//! sender's blocks take turns, one chunk each, nothing dropped), `Fifo` (a QUIC that sends
+//! its blocks one after another in arrival order, nothing dropped) and `FcfsCancel` (SCTP':
+//! arrival order, stale blocks dropped).
+//!
+//! `RoundRobin` follows quiche 0.2.0 (`src/stream.rs`, `StreamMap::flushable`, a `VecDeque`
+//! of stream ids; `src/lib.rs`, `Connection::send`): a stream joins the back of the queue
+//! when it gets data to send (`stream_send`, so in the order the application wrote the
+//! streams), the send loop pops the front stream, puts one STREAM frame of it in the packet
+//! and pushes the stream back to the end if it still has data. quiche 0.2.0 has no stream
+//! priorities. Here a turn is one `on_sent` (one chunk, about a packet).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 /// How the next block is chosen and whether stale blocks are dropped.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Policy {
-    /// Vanilla QUIC: arrival order, no drops.
+    /// Vanilla QUIC as quiche 0.2.0 schedules streams: round robin, one chunk per turn,
+    /// in arrival order, no drops.
+    RoundRobin,
+    /// QUIC sending its blocks one after another: arrival order, no drops.
     Fifo,
     /// SCTP' (the paper's FCFS with cancellation of stale data): arrival order, a block past
     /// its deadline is dropped.
@@ -37,7 +49,7 @@ pub enum Policy {
 
 impl Policy {
     pub fn drops(&self) -> bool {
-        !matches!(self, Policy::Fifo)
+        !matches!(self, Policy::Fifo | Policy::RoundRobin)
     }
 }
 
@@ -105,6 +117,9 @@ pub struct Dropped {
 struct Entry {
     block: Block,
     sent: u64,
+    /// Place in the round-robin queue: smaller goes first (set on push, and under
+    /// `RoundRobin` again after each chunk, which sends the block to the back).
+    turn: u64,
 }
 
 /// Eq. 1, in µs (negative: predicted to miss).
@@ -153,6 +168,7 @@ pub struct Scheduler {
     queue: BTreeMap<u64, Entry>,
     finished: BTreeSet<u64>,
     dropped: BTreeSet<u64>,
+    next_turn: u64,
 }
 
 impl Scheduler {
@@ -164,6 +180,7 @@ impl Scheduler {
             queue: BTreeMap::new(),
             finished: BTreeSet::new(),
             dropped: BTreeSet::new(),
+            next_turn: 0,
         }
     }
 
@@ -190,7 +207,15 @@ impl Scheduler {
         if block.deadline_us == 0 {
             return Err(PushError::ZeroDeadline(id));
         }
-        self.queue.insert(id, Entry { block, sent: 0 });
+        let turn = self.take_turn();
+        self.queue.insert(
+            id,
+            Entry {
+                block,
+                sent: 0,
+                turn,
+            },
+        );
         Ok(())
     }
 
@@ -256,6 +281,11 @@ impl Scheduler {
         })
     }
 
+    fn take_turn(&mut self) -> u64 {
+        self.next_turn += 1;
+        self.next_turn
+    }
+
     fn eligible(&self, e: &Entry) -> bool {
         e.block.deps.iter().all(|d| self.finished.contains(d))
     }
@@ -265,6 +295,7 @@ impl Scheduler {
         let mut cands = self.queue.values().filter(|e| self.eligible(e));
         match self.policy {
             Policy::Fifo | Policy::FcfsCancel => cands.next().map(|e| e.block.id),
+            Policy::RoundRobin => cands.min_by_key(|e| e.turn).map(|e| e.block.id),
             Policy::Ads { alpha, beta } => {
                 let mut best: Option<(f64, u64)> = None;
                 for e in cands {
@@ -280,8 +311,9 @@ impl Scheduler {
     }
 
     /// `bytes` of block `id` were handed to the transport. Returns true when the block is now
-    /// fully sent (it leaves the queue). Err if the block is not queued or `bytes` exceeds
-    /// what is left of it.
+    /// fully sent (it leaves the queue). Under `RoundRobin` a block not yet fully sent goes
+    /// to the back of the queue. Err if the block is not queued or `bytes` exceeds what is
+    /// left of it.
     pub fn on_sent(&mut self, id: u64, bytes: u64) -> Result<bool, String> {
         let e = self
             .queue
@@ -296,6 +328,10 @@ impl Scheduler {
             self.queue.remove(&id);
             self.finished.insert(id);
             return Ok(true);
+        }
+        if self.policy == Policy::RoundRobin {
+            let turn = self.take_turn();
+            self.queue.get_mut(&id).expect("still queued").turn = turn;
         }
         Ok(false)
     }
@@ -354,6 +390,7 @@ mod tests {
             (DTP, true),
             (Policy::FcfsCancel, true),
             (Policy::Fifo, false),
+            (Policy::RoundRobin, false),
         ] {
             let mut s = Scheduler::new(policy, 3);
             s.push(blk(0, 1000, 1, 0, 200)).unwrap();
@@ -373,7 +410,10 @@ mod tests {
                 assert_eq!(s.pick(200 * MS, &est(1e6, 0)), Some(1));
             } else {
                 assert!(d.is_empty());
-                assert_eq!(s.pick(200 * MS, &est(1e6, 0)), Some(0));
+                assert_eq!(s.pending(), 2, "{policy:?}");
+                // FIFO stays on the started block; round robin moved it to the back
+                let next = if policy == Policy::Fifo { 0 } else { 1 };
+                assert_eq!(s.pick(200 * MS, &est(1e6, 0)), Some(next), "{policy:?}");
             }
         }
     }
@@ -429,6 +469,49 @@ mod tests {
         s.push(blk(1, 100_000, 1, 0, 200)).unwrap();
         s.on_sent(0, 95_000).unwrap();
         assert_eq!(s.pick(10 * MS, &est(1e7, 1)), Some(0));
+    }
+
+    /// quiche 0.2.0's `stream_round_robin` case: streams go out in the order they were
+    /// written, then take turns; a finished stream leaves, a new one joins at the back.
+    #[test]
+    fn round_robin_takes_turns_in_arrival_order() {
+        let mut s = Scheduler::new(Policy::RoundRobin, 3);
+        s.push(blk(8, 20, 3, 0, 100)).unwrap();
+        s.push(blk(0, 20, 1, 0, 100)).unwrap();
+        s.push(blk(4, 10, 2, 0, 100)).unwrap();
+        let e = est(1e6, 0);
+        let mut order = vec![];
+        let send = |s: &mut Scheduler, order: &mut Vec<u64>| {
+            let id = s.pick(0, &e).unwrap();
+            order.push(id);
+            s.on_sent(id, 10).unwrap();
+        };
+        for _ in 0..4 {
+            send(&mut s, &mut order);
+        }
+        assert_eq!(order, vec![8, 0, 4, 8]); // 4 is done after one chunk, 8 after two
+        s.push(blk(9, 20, 1, 0, 100)).unwrap();
+        while s.pending() > 0 {
+            send(&mut s, &mut order);
+        }
+        assert_eq!(order, vec![8, 0, 4, 8, 0, 9, 9]);
+        // nothing is dropped, even long past every deadline
+        let mut s = Scheduler::new(Policy::RoundRobin, 3);
+        s.push(blk(0, 20, 1, 0, 100)).unwrap();
+        assert!(s.expire(10_000 * MS).is_empty());
+        assert_eq!(s.next_due_us(), None);
+    }
+
+    #[test]
+    fn a_pick_that_is_not_sent_keeps_its_turn() {
+        let mut s = Scheduler::new(Policy::RoundRobin, 3);
+        s.push(blk(0, 20, 1, 0, 100)).unwrap();
+        s.push(blk(1, 20, 1, 0, 100)).unwrap();
+        let e = est(1e6, 0);
+        assert_eq!(s.pick(0, &e), Some(0));
+        assert_eq!(s.pick(5 * MS, &e), Some(0));
+        s.on_sent(0, 3).unwrap(); // a partial chunk is a turn too
+        assert_eq!(s.pick(5 * MS, &e), Some(1));
     }
 
     #[test]

@@ -61,6 +61,7 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
                     ),
                     ("fec_groups", n(|o| o.fec_groups)),
                     ("parity_bytes", n(|o| o.parity_bytes)),
+                    ("parity_skipped", n(|o| o.parity_skipped)),
                     ("lost_packets", s.path.lost_packets.to_string()),
                     ("sent_packets", s.path.sent_packets.to_string()),
                     ("udp_bytes_sent", s.udp_tx.bytes.to_string()),

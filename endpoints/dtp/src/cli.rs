@@ -39,8 +39,11 @@ impl RoleArg {
 /// The scheduling schemes of seeds/001 §VI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SchemeArg {
-    /// Vanilla QUIC: blocks in arrival order, none dropped.
+    /// Vanilla QUIC as the paper ran it (quiche 0.2.0's default): the blocks take turns,
+    /// one chunk each, in arrival order; none dropped.
     Quic,
+    /// QUIC sending blocks one after another in arrival order; none dropped.
+    QuicFifo,
     /// SCTP': first come first served, stale blocks dropped.
     Fcfs,
     /// ADS with --alpha (0 = DTP-D, 1 = DTP-P, 0.5 = DTP).
@@ -163,7 +166,8 @@ impl Args {
 
     pub fn policy(&self) -> Policy {
         match self.scheme {
-            SchemeArg::Quic => Policy::Fifo,
+            SchemeArg::Quic => Policy::RoundRobin,
+            SchemeArg::QuicFifo => Policy::Fifo,
             SchemeArg::Fcfs => Policy::FcfsCancel,
             SchemeArg::Ads => Policy::Ads {
                 alpha: self.alpha,
@@ -175,6 +179,7 @@ impl Args {
     pub fn scheme_name(&self) -> &'static str {
         match self.scheme {
             SchemeArg::Quic => "quic",
+            SchemeArg::QuicFifo => "quic-fifo",
             SchemeArg::Fcfs => "fcfs",
             SchemeArg::Ads => "ads",
         }
@@ -198,5 +203,27 @@ impl Args {
             who: format!("dtp {}", self.role.as_str()),
             env: env.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(scheme: &str) -> Result<Args, clap::Error> {
+        let argv = ["dtp", "--role", "sender", "--log-dir", "x", "--scheme"];
+        Args::try_parse_from(argv.into_iter().chain([scheme]))
+    }
+
+    #[test]
+    fn quic_is_quiche_round_robin_and_fifo_stays_a_variant() {
+        let policy = |s: &str| parse(s).unwrap().policy();
+        let name = |s: &str| parse(s).unwrap().scheme_name();
+        assert_eq!(policy("quic"), Policy::RoundRobin);
+        assert_eq!(name("quic"), "quic");
+        assert_eq!(policy("quic-fifo"), Policy::Fifo);
+        assert_eq!(name("quic-fifo"), "quic-fifo");
+        assert_eq!(policy("fcfs"), Policy::FcfsCancel);
+        assert!(parse("rr").is_err());
     }
 }

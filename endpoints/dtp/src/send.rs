@@ -48,6 +48,8 @@ pub struct Outcome {
     pub streams_reset: u64,
     pub fec_groups: u64,
     pub parity_bytes: u64,
+    /// Parity symbols not sent: they no longer fit a datagram (`ParityHeader::datagram`).
+    pub parity_skipped: u64,
 }
 
 /// A redundancy group being sent: stream offsets [start, end) of one block in `m` symbols.
@@ -115,8 +117,9 @@ fn start_group(
 }
 
 /// Sends the group's parity symbols as datagrams, each padded to a whole packet (see
-/// `ParityHeader::encode_padded`); returns the bytes sent, padding included.
-fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
+/// `ParityHeader::encode_padded`); returns the bytes sent, padding included, and the symbols
+/// skipped because they no longer fit a datagram.
+fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<(u64, u64)> {
     let id = l.rel.id;
     let mut bufs = vec![vec![0u8; g.symbol]; g.m];
     for (i, b) in bufs.iter_mut().enumerate() {
@@ -129,7 +132,7 @@ fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
     let parity = fec::encode(&refs, g.n, g.symbol).map_err(|e| anyhow!(e))?;
     // the whole packet's datagram room, so no stream bytes ride in a parity's packet
     let room = conn.max_datagram_size().unwrap_or(0);
-    let mut bytes = 0;
+    let (mut bytes, mut skipped) = (0, 0);
     for (j, p) in parity.iter().enumerate() {
         let h = ParityHeader {
             block_id: id,
@@ -141,11 +144,14 @@ fn send_parity(conn: &Connection, l: &Live, g: &Group) -> Result<u64> {
             n: g.n as u8,
             index: j as u8,
         };
-        let d = h.encode_padded(p, room);
+        let Some(d) = h.datagram(p, room) else {
+            skipped += 1;
+            continue;
+        };
         bytes += d.len() as u64;
         conn.send_datagram(bytes::Bytes::from(d))?;
     }
-    Ok(bytes)
+    Ok((bytes, skipped))
 }
 
 struct Live {
@@ -339,7 +345,9 @@ pub async fn run(args: &Args, conn: &Connection, log_dir: &Path, clock: Clock) -
                 let written = offset as u64 + w as u64;
                 if groups.get(&id).is_some_and(|g| written >= g.end) {
                     let g = groups.remove(&id).expect("checked");
-                    out.parity_bytes += send_parity(conn, l, &g)?;
+                    let (bytes, skipped) = send_parity(conn, l, &g)?;
+                    out.parity_bytes += bytes;
+                    out.parity_skipped += skipped;
                 }
                 if done {
                     let mut l = live.remove(&id).expect("live");

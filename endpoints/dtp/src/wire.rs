@@ -102,6 +102,14 @@ impl ParityHeader {
         b
     }
 
+    /// The parity datagram for a packet with `room` bytes of datagram space: the header and
+    /// symbol padded to `room`, or None when they no longer fit (quinn's datagram room
+    /// shrinks when its MTU black-hole detection falls back to the base MTU under heavy
+    /// loss, after the group's symbol size was chosen).
+    pub fn datagram(&self, symbol: &[u8], room: usize) -> Option<Vec<u8>> {
+        (PARITY_HEADER_BYTES + symbol.len() <= room).then(|| self.encode_padded(symbol, room))
+    }
+
     /// None if shorter than the header plus `symbol_bytes`; bytes after the symbol are
     /// padding and ignored.
     pub fn decode(b: &[u8]) -> Option<(ParityHeader, &[u8])> {
@@ -160,6 +168,9 @@ mod tests {
         assert_eq!(padded.len(), 100);
         assert_eq!(ParityHeader::decode(&padded), Some((p, &[1u8, 2, 3][..])));
         assert_eq!(p.encode_padded(&[1, 2, 3], 5), b);
+        assert_eq!(p.datagram(&[1, 2, 3], 100), Some(padded));
+        assert_eq!(p.datagram(&[1, 2, 3], b.len()), Some(b.clone()));
+        assert_eq!(p.datagram(&[1, 2, 3], b.len() - 1), None);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Property tests of the ADS scheduler and its baselines, and the paper's claim in virtual
 //! time (the `sim` model path): under a bottleneck below the blocks' rate, DTP meets more
-//! deadlines than FIFO QUIC.
+//! deadlines than QUIC, round robin (quiche's default) or FIFO.
 
 use dtp::ads::{Block, Estimate, Policy, Scheduler};
 use dtp::pattern::Pattern;
@@ -10,6 +10,7 @@ use proptest::prelude::*;
 fn policies() -> impl Strategy<Value = Policy> {
     prop_oneof![
         Just(Policy::Fifo),
+        Just(Policy::RoundRobin),
         Just(Policy::FcfsCancel),
         (0.0f64..=1.0, 0.0f64..5.0).prop_map(|(alpha, beta)| Policy::Ads { alpha, beta }),
     ]
@@ -72,10 +73,43 @@ proptest! {
         for i in 0..bs.len() {
             prop_assert!(done[i] ^ dropped[i]);
         }
-        if policy == Policy::Fifo {
+        if matches!(policy, Policy::Fifo | Policy::RoundRobin) {
             prop_assert!(dropped.iter().all(|d| !d));
+        }
+        if policy == Policy::Fifo {
             prop_assert!(order.windows(2).all(|w| w[0] < w[1]), "{:?}", order);
         }
+    }
+
+    /// Round robin over blocks all queued from the start: every block gets one chunk per
+    /// cycle, in arrival order, so the chunks two unfinished blocks got never differ by
+    /// more than one, and the picks cycle through the unfinished blocks in id order.
+    #[test]
+    fn round_robin_gives_every_block_a_turn_per_cycle(sizes in prop::collection::vec(1u64..20, 1..12)) {
+        let mut s = Scheduler::new(Policy::RoundRobin, 3);
+        let bs: Vec<_> = sizes.iter().map(|&n| (n * 100, 1u32, 0u64, 100u64)).collect();
+        push_all(&mut s, &bs);
+        let est = Estimate { bandwidth_bytes_per_s: 1e6, one_way_delay_us: 0 };
+        let mut chunks = vec![0u64; bs.len()];
+        let mut last: Option<u64> = None;
+        while let Some(id) = s.pick(0, &est) {
+            let i = id as usize;
+            // the next unfinished block after the last one picked, cyclically in id order
+            let unfinished: Vec<u64> = (0..bs.len() as u64).filter(|&j| chunks[j as usize] < sizes[j as usize]).collect();
+            let want = match last {
+                Some(l) => *unfinished.iter().find(|&&j| j > l).unwrap_or(&unfinished[0]),
+                None => unfinished[0],
+            };
+            prop_assert_eq!(id, want);
+            chunks[i] += 1;
+            s.on_sent(id, 100).unwrap();
+            last = Some(id);
+            let open: Vec<u64> = (0..bs.len()).filter(|&j| chunks[j] < sizes[j]).map(|j| chunks[j]).collect();
+            if let (Some(lo), Some(hi)) = (open.iter().min(), open.iter().max()) {
+                prop_assert!(hi - lo <= 1, "{:?}", chunks);
+            }
+        }
+        prop_assert_eq!(chunks, sizes);
     }
 
     /// α = 1 with nothing sent yet: the pick is a block of the most important priority.
@@ -131,13 +165,16 @@ const DTP: Policy = Policy::Ads {
 };
 
 #[test]
-fn dtp_meets_more_deadlines_than_fifo_when_bandwidth_limited() {
+fn dtp_meets_more_deadlines_than_quic_when_bandwidth_limited() {
     for rate in [2.0, 3.0, 4.0, 5.0] {
-        let (d, q) = (ratio(DTP, rate, None), ratio(Policy::Fifo, rate, None));
-        assert!(d > q + 0.2, "{rate} MB/s: DTP {d} vs QUIC {q}");
+        let d = ratio(DTP, rate, None);
+        for q in [Policy::RoundRobin, Policy::Fifo] {
+            let r = ratio(q, rate, None);
+            assert!(d > r + 0.2, "{rate} MB/s: DTP {d} vs {q:?} {r}");
+        }
     }
     // Enough bandwidth (> 6 MB/s): everyone is on time.
-    for p in [DTP, Policy::Fifo, Policy::FcfsCancel] {
+    for p in [DTP, Policy::RoundRobin, Policy::Fifo, Policy::FcfsCancel] {
         assert_eq!(ratio(p, 8.0, None), 1.0, "{p:?}");
     }
 }
@@ -147,6 +184,32 @@ fn dtp_keeps_the_most_important_blocks_on_time() {
     // 3 MB/s carries 1.5 of the 3 blocks per round: priority 1 is always on time under DTP.
     assert_eq!(ratio(DTP, 3.0, Some(1)), 1.0);
     assert!(ratio(Policy::Fifo, 3.0, Some(1)) < 0.5);
+    assert!(ratio(Policy::RoundRobin, 3.0, Some(1)) < 0.5);
+}
+
+#[test]
+fn round_robin_finishes_a_round_together_where_fifo_finishes_it_in_turn() {
+    // 6.5 MB/s, a little above the 6 MB/s the pattern needs: FIFO finishes block 1 of a
+    // round after ~31 ms, round robin all three together at ~92 ms (+ 2.5 ms one way).
+    let path = Path {
+        rate_bytes_per_s: 6.5e6,
+        one_way_delay_us: 2500,
+    };
+    let median = |p: Policy, prio: u32| {
+        let f = sim::run(p, &paper_pattern(), path, 2_000_000, 1200);
+        let mut t: Vec<u64> = f
+            .iter()
+            .filter(|b| b.priority == prio)
+            .map(|b| b.arrival_us.unwrap() - (b.due_us - 200_000))
+            .collect();
+        t.sort();
+        t[t.len() / 2]
+    };
+    let (fifo1, rr1) = (median(Policy::Fifo, 1), median(Policy::RoundRobin, 1));
+    assert!((30_000..40_000).contains(&fifo1), "{fifo1}");
+    assert!((88_000..100_000).contains(&rr1), "{rr1}");
+    let rr3 = median(Policy::RoundRobin, 3);
+    assert!(rr3 - rr1 < 2_000, "{rr1} {rr3}");
 }
 
 proptest! {

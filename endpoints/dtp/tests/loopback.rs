@@ -90,6 +90,7 @@ fn ids(t: &Table) -> Vec<u64> {
 fn every_scheme_delivers_every_block_on_time_with_room_to_spare() {
     for (scheme, alpha) in [
         ("quic", "0.5"),
+        ("quic-fifo", "0.5"),
         ("fcfs", "0.5"),
         ("ads", "0"),
         ("ads", "0.5"),

@@ -176,9 +176,11 @@ class DtpAnalysis:
         return metrics(blocks, _summary(run_dir)), {"window_s": WINDOW_S}
 
     def summary_header(self, runs: list[Run]) -> list[str]:
+        names = {"quic": "quic (round robin, quiche 0.2.0's default)", "quic-fifo": "quic-fifo"}
+
         def describe(p: DtpParams) -> str:
             what = f"{p.scheme} (α {p.alpha})" if p.scheme == "ads" else p.scheme
-            return f"{what}, congestion control {p.cc}"
+            return f"{names.get(p.scheme, what)}, congestion control {p.cc}"
 
         return [
             "Every block the sender released counts. deadline_ratio = blocks complete at the "

@@ -5,8 +5,10 @@ bandwidth in MB/s, or the loss in %, as the scenario names them); a point is the
 runs, its bar the 95 % bootstrap CI over runs (analysis/stats.py).
 
 - `dtp_deadline` (Figs. 3a/3b and 5): deadline-meeting ratio of all blocks and of the most
-  important ones, one line per scheme;
-- `dtp_good_bytes`: good-bytes ratio (bytes of on-time blocks / bytes sent);
+  important ones, one line per scheme, one row of panels per speed (the congestion
+  controller, when the scenario has several: runs.csv's `<setting>/<speed>` labels);
+- `dtp_good_bytes`: good-bytes ratio (bytes of on-time blocks / bytes sent), one panel per
+  speed;
 - `dtp_windows` (Fig. 4): deadline ratio of the blocks released in each 1 s window against
   time, one panel per setting, mean over runs with its CI band;
 - `dtp_table.md` / `dtp_table.csv` (scenario folder): those ratios per setting and scheme,
@@ -55,6 +57,15 @@ def _order(runs: pd.DataFrame, reference: str | None) -> tuple[list[str], list[s
     return settings, schemes
 
 
+def by_speed(settings: list[str]) -> dict[str, list[str]]:
+    """Setting labels grouped by their speed (the part after `/`; "" when there is none),
+    each group in the order given."""
+    out: dict[str, list[str]] = {}
+    for st in settings:
+        out.setdefault(st.split("/", 1)[1] if "/" in st else "", []).append(st)
+    return out
+
+
 def _sweep(
     runs: pd.DataFrame, settings: list[str], schemes: list[str], metric: str, ax: plt.Axes
 ) -> None:
@@ -69,7 +80,7 @@ def _sweep(
             hi.append(b - mean if math.isfinite(b) else 0.0)
         off = (i - (len(schemes) - 1) / 2) * 0.05
         ax.errorbar(x + off, ys, yerr=[lo, hi], marker="o", ms=3, lw=1, capsize=2, label=sc)
-    ax.set_xticks(x, settings, rotation=30, fontsize=7)
+    ax.set_xticks(x, [st.split("/", 1)[0] for st in settings], rotation=30, fontsize=7)
     ax.set_xlim(-0.5, len(settings) - 0.5)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(METRICS[metric])
@@ -83,32 +94,49 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
     settings, schemes = _order(runs, reference)
     made: list[Path] = []
     skipped: list[str] = []
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, metric in zip(axes, ("deadline_ratio", "deadline_ratio_p1"), strict=True):
-        _sweep(runs, settings, schemes, metric, ax)
-        ax.set_xlabel("setting")
-    axes[0].legend(fontsize=7)
+    speeds = by_speed(settings)
+    fig, axes = plt.subplots(len(speeds), 2, figsize=(10, 3.6 * len(speeds)), squeeze=False)
+    for row, (speed, sts) in zip(axes, speeds.items(), strict=True):
+        for ax, metric in zip(row, ("deadline_ratio", "deadline_ratio_p1"), strict=True):
+            _sweep(runs, sts, schemes, metric, ax)
+            ax.set_xlabel("setting")
+            if speed:
+                ax.set_title(speed, fontsize=9)
+        row[0].legend(fontsize=7)
     made += save(fig, out, "dtp_deadline",
                  "Share of blocks complete at the receiver within their deadline of their "
                  "release, of all blocks (left, seeds/001 Figs. 3a and 5) and of the most "
-                 "important blocks (right, Fig. 3b), per setting and scheme; mean over runs, "
-                 "bar = 95 % bootstrap CI over runs. Blocks still queued at the close count as "
-                 "missed.")  # fmt: skip
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
-    _sweep(runs, settings, schemes, "good_bytes_ratio", ax)
-    ax.set_xlabel("setting")
-    ax.legend(fontsize=7)
+                 "important blocks (right, Fig. 3b), per setting and scheme, one row per "
+                 "congestion controller (speed); mean over runs, bar = 95 % bootstrap CI over "
+                 "runs. Blocks still queued at the close count as missed.")  # fmt: skip
+    fig, axes = plt.subplots(1, len(speeds), figsize=(5.5 * len(speeds), 3.6), squeeze=False)
+    for ax, (speed, sts) in zip(axes[0], speeds.items(), strict=True):
+        _sweep(runs, sts, schemes, "good_bytes_ratio", ax)
+        ax.set_xlabel("setting")
+        if speed:
+            ax.set_title(speed, fontsize=9)
+        ax.legend(fontsize=7)
     made += save(fig, out, "dtp_good_bytes",
                  "Good-bytes ratio: bytes of on-time blocks / bytes handed to QUIC, per "
-                 "setting and scheme; mean over runs with 95 % bootstrap CI.")  # fmt: skip
+                 "setting and scheme, one panel per congestion controller (speed); mean over "
+                 "runs with 95 % bootstrap CI.")  # fmt: skip
     made += _windows(runs, settings, schemes, out)
     _table(runs, settings, schemes, reference, scenario_dir)
     return [p for p in made if p.suffix == ".png"], skipped
 
 
 def _windows(runs: pd.DataFrame, settings: list[str], schemes: list[str], out: Path) -> list[Path]:
-    fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings), 3.2), squeeze=False)
-    for ax, st in zip(axes[0], settings, strict=True):
+    speeds = by_speed(settings)
+    cols = max(len(v) for v in speeds.values())
+    fig, axes = plt.subplots(
+        len(speeds), cols, figsize=(4.2 * cols, 3.2 * len(speeds)), squeeze=False
+    )
+    cells = [(ax, st) for row, sts in zip(axes, speeds.values(), strict=True)
+             for ax, st in zip(row, sts, strict=False)]  # fmt: skip
+    for row, sts in zip(axes, speeds.values(), strict=True):
+        for ax in row[len(sts) :]:
+            ax.set_axis_off()
+    for ax, st in cells:
         for sc in schemes:
             paths = runs[(runs["setting_label"] == st) & (runs["scheme"] == sc)]["path"]
             ws = [window_ratios(_blocks(Path(p))) for p in paths]
@@ -127,7 +155,8 @@ def _windows(runs: pd.DataFrame, settings: list[str], schemes: list[str], out: P
         ax.legend(fontsize=7)
     return save(fig, out, "dtp_windows",
                 "Deadline-meeting ratio of the blocks released in each 1 s window, against the "
-                "window's end (seeds/001 Fig. 4), per setting; mean over runs, band = 95 % "
+                "window's end (seeds/001 Fig. 4), per setting (one row per congestion "
+                "controller); mean over runs, band = 95 % "
                 "bootstrap CI over runs.")  # fmt: skip
 
 

@@ -1,8 +1,10 @@
 """The `dtp` workload (seeds/001): the `dtp` sender in the host (QUIC server, the block
 source) and the receiver in the guest; blocks flow host → guest (the downlink).
 
-The paper's schemes map to `scheme` and `alpha`: QUIC = `quic`, SCTP' = `fcfs`, DTP-D =
-`ads` with α 0, DTP-P = `ads` with α 1, DTP = `ads` with α 0.5 (endpoints/README.md "dtp").
+The paper's schemes map to `scheme` and `alpha`: QUIC = `quic` (round robin over the blocks,
+as quiche 0.2.0, the release DTP extends, schedules streams by default; `quic-fifo` is a QUIC
+that sends its blocks one after another), SCTP' = `fcfs`, DTP-D = `ads` with α 0, DTP-P =
+`ads` with α 1, DTP = `ads` with α 0.5 (endpoints/README.md "dtp").
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ from priolab.workloads.base import QuicPair, RunContext
 class DtpParams(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    scheme: Literal["quic", "fcfs", "ads"] = "ads"
+    scheme: Literal["quic", "quic-fifo", "fcfs", "ads"] = Field(
+        default="ads",
+        description="quic: quiche's round robin; quic-fifo: blocks in turn; fcfs: SCTP'; ads: DTP",
+    )
     alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="ADS: priority weight (Eq. 3)")
     beta: float | None = Field(
         default=None, ge=0.0, le=1000.0, description="ADS: overdue penalty; default pmax"
