@@ -29,11 +29,11 @@ class Claim:
     num: str  # scheme whose mean is the value (or the numerator)
     den: str = ""  # scheme of the denominator; empty: the value is num's mean
     settings: tuple[str, ...] = ()  # only these settings; empty: every setting
+    scenarios: tuple[str, ...] = ()  # only these scenarios; empty: every one of the paper's
     # Optional: the value and the verdict from the claim's own runs (judged.py): "reproduced",
     # "not reproduced, because ..." or "differs, because ...", the reason measured. None: the
     # mean or ratio with its CI against lo..hi (results.verdict).
     judge: Judge | None = None
-    scenarios: tuple[str, ...] = ()  # only these scenarios; empty: every one of the paper's
 
 
 @dataclass(frozen=True)
