@@ -204,7 +204,7 @@ def execute(
             _stop_agents(agents)
         elif run_plan is not None and run_plan.emulator in agents:
             (work / rundir.STOP_FILE).touch()
-            _wait(agents, [run_plan["emulator"]], time.time() + AGENT_STOP_WAIT_S)
+            _wait(agents, [run_plan.emulator], time.time() + AGENT_STOP_WAIT_S)
             _stop_agents(agents)
         for f in agent_logs:
             f.close()
