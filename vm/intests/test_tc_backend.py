@@ -23,6 +23,7 @@ from vm.linkbench import (
     Bench,
     binomial_interval,
     delay_summary,
+    fifo_reorder_bound,
     loss_bursts,
     reorderings,
     wire_mbps,
@@ -104,12 +105,10 @@ def test_jitter(bench: Bench, record: dict, reorder: bool) -> None:
     assert s["min_ms"] >= delay_ms - jitter_ms
     assert s["std_ms"] > jitter_ms / 4, "the delay must vary"
     # With reordering, a 20 ms spread over packets 2 ms apart reorders most of them; FIFO
-    # jitter keeps netem's order. The probe's own path under TCG (two vCPUs, veth, bridge: a
-    # packet handed on by the other vCPU can overtake one) reorders a few by itself: 1 and
-    # then 6 of 1,500 in fresh-clone runs on an idle host. So FIFO is allowed 1 % (15), and
-    # reordering must exceed ten times that (150): a netem that ignored FIFO order would
-    # reorder hundreds, so the two cases stay an order of magnitude apart.
-    fifo_bound = len(p.seq) // 100
+    # jitter keeps netem's order up to the probe path's own few (fifo_reorder_bound, 1 %).
+    # Reordering must exceed ten times that bound, so a netem that ignored FIFO order, which
+    # reorders hundreds, fails the FIFO case and the two cases stay an order apart.
+    fifo_bound = fifo_reorder_bound(p)
     if reorder:
         assert reorderings(p) > 10 * fifo_bound
     else:
