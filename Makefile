@@ -109,7 +109,7 @@ docs: setup
 # one screenshot per page in build/docs-screenshots (kept as the test's artefacts).
 test-docs: docs
 	rm -rf build/docs-screenshots
-	$(VENV)/bin/python -m analysis.book.browser build/site --shots build/docs-screenshots
+	$(VENV)/bin/python -m book.browser build/site --shots build/docs-screenshots
 
 test-python:
 	$(VENV)/bin/pytest -q -ra --durations=8

@@ -4,7 +4,7 @@ A metric can flatter a broken run: a stream that stops displaying has zero freez
 headline metric of a workload names the failure that would make it look good and the metrics
 that catch that failure, which every table and page sets beside it. A workload declares its
 guards in `priolab/workloads/<kind>/guards.py` (`GUARDS`); its reference page prints them
-(analysis/book/workloads.py), and the tests check them against the metrics a real run writes.
+(book/workloads.py), and the tests check them against the metrics a real run writes.
 """
 
 from __future__ import annotations

@@ -157,7 +157,7 @@ rule reproduction:
 rule agreement:
     """Sim against Mininet (issue 22 item 8): the key metric per agreement point (scenarios/
     agreement/) and site, n, and the ratio sim ÷ Mininet with its bootstrap CI, from both
-    trees (MININET_RESULTS, SIM_RESULTS): analysis/book/agreement.py, the generator of the
+    trees (MININET_RESULTS, SIM_RESULTS): book/agreement.py, the generator of the
     results book's agreement page. Runs this site's side first; the other site's runs are read
     as they are. Not part of `all`:
         snakemake --cores 2 agreement --config site=sim scenario=agreement   (sim side)
@@ -177,12 +177,12 @@ rule agreement:
         mininet=MININET_RESULTS,
         sim=SIM_RESULTS,
     shell:
-        "{PY:q} -m analysis.book.agreement --mininet {params.mininet:q} --sim {params.sim:q}"
+        "{PY:q} -m book.agreement --mininet {params.mininet:q} --sim {params.sim:q}"
         " --md {output.md:q} --csv {output.csv:q}"
 
 
 rule book:
-    """The generated pages of the documentation site (analysis/book/): one results page per
+    """The generated pages of the documentation site (book/): one results page per
     paper, the sim-vs-Mininet agreement page and one reference page per workload, into
     docs/results/ and docs/workloads/. Reads the run folders already aggregated under RESULTS
     and starts no run; with none, each page says so and names the command that makes them.
@@ -194,5 +194,5 @@ rule book:
         results=RESULTS,
         sim=SIM_RESULTS,
     shell:
-        "{PY:q} -m analysis.book --results {params.results:q} --results-sim {params.sim:q}"
+        "{PY:q} -m book --results {params.results:q} --results-sim {params.sim:q}"
         " --out docs"

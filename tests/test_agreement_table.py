@@ -1,4 +1,4 @@
-"""analysis/book/agreement.py: the sim-vs-Mininet table from two results folders (the rule
+"""book/agreement.py: the sim-vs-Mininet table from two results folders (the rule
 `agreement` and the results book's page share it), on fake aggregated runs."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.book import agreement
+from book import agreement
 from priolab.paths import REPO_ROOT
 
 

@@ -1,4 +1,4 @@
-"""The results book (analysis/book/): the markdown lint, the generated pages with and without
+"""The results book (book/): the markdown lint, the generated pages with and without
 runs, the workload reference pages, and the site's browser check."""
 
 import json
@@ -10,9 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.book import lint, results, workloads
-from analysis.book.__main__ import build
-from analysis.book.papers import DTP, PAPERS
+from book import lint, results, workloads
+from book.__main__ import build
+from book.papers import DTP, PAPERS
 from priolab.paths import REPO_ROOT
 from priolab.workloads.dtp.workload import DtpParams
 
@@ -113,7 +113,7 @@ def test_results_page_sets_claim_beside_runs_with_provenance(tmp_path):
 def test_claims_keep_speeds_apart_and_their_scenarios(tmp_path):
     """A scenario with two speeds (runs.csv's setting_label `<setting>/<speed>`) gives one
     row per speed, never a pool of both; a claim limited to some scenarios skips others."""
-    from analysis.book.papers import Claim
+    from book.papers import Claim
 
     rows = []
     for speed, value in (("cubic", 0.1), ("bbr", 0.9)):
@@ -151,7 +151,7 @@ needs_site_tools = pytest.mark.skipif(
 
 @needs_site_tools
 def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
-    from analysis.book import browser
+    from book import browser
 
     docs = tmp_path / "src"
     shutil.copytree(REPO_ROOT / "docs", docs, ignore=shutil.ignore_patterns("results", "workloads"))

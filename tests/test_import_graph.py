@@ -1,7 +1,8 @@
-"""The import graph of the top-level Python packages has no cycle: the order of imports is
-the order of the data (ground → traces → netem → priolab → analysis). Drawn with `ast` from
+"""The import graph of the top-level Python packages has no cycle. Drawn with `ast` from
 every import statement, at module level or inside a function; test files (test_*.py, here and
-in vm/intests/) import what they test and are left out."""
+in vm/intests/) import what they test and are left out. The layers, lowest first: ground,
+traces, netem, analysis (the generic steps), priolab (runs, and the workloads that implement
+analysis's protocol), book (the results pages, which read both); vm beside them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from tests.conftest import REPO
 
-PACKAGES = ("ground", "traces", "netem", "priolab", "analysis", "vm")
+PACKAGES = ("ground", "traces", "netem", "priolab", "analysis", "book", "vm")
 """The top-level packages of the checkout (tests/ imports them all and is left out)."""
 
 
@@ -69,14 +70,11 @@ def test_cycles_finds_a_cycle_and_only_cycles() -> None:
 
 
 REMAINING = [["analysis", "priolab"]]
-"""The one cycle left (issue 26). The run-folder contract (rundir, reasons) is in ground/ and
-the rise-only analyses are in priolab/workloads/rise/, so analysis imports priolab in two
-places only: the book (analysis/book/: the workloads' registry and reference pages, rise's
-reproduction, roq's paper figures), which belongs above both, and `analysis.workload.
-analysis_for`, which looks a run's workload up in priolab's registry, while the workloads'
-analyses (priolab/workloads/*/analysis.py) use analysis's generic steps. Breaking it moves
-the book above both and the dispatch to whatever runs the generic steps for a workload;
-until then no other cycle may appear, and this one's removal must empty this list."""
+"""The one cycle left (issue 26). The results book (book/) sits above both packages, so
+analysis imports priolab in one place only: `analysis.workload.analysis_for`, which looks a
+run's workload up in priolab's registry, while the workloads' analyses
+(priolab/workloads/*/analysis.py) use analysis's generic steps. Its removal must empty this
+list."""
 
 
 def test_no_cycle_between_top_level_packages() -> None:

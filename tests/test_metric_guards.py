@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from analysis.book import workloads
 from analysis.guards import MetricGuard, guard_problems, guards_for
 from analysis.workload import analysis_for
+from book import workloads
 from priolab.workloads import PACKAGES
 
 GUARDED = ("dtp", "moq", "qpr", "rise", "roq")

@@ -1,4 +1,4 @@
-"""seeds/004's claims on the MoQ results page (analysis/book/papers.py MOQ, judged by
+"""seeds/004's claims on the MoQ results page (book/papers.py MOQ, judged by
 priolab/workloads/moq/claims.py): verdicts from hand-made runs, and the page's rows."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis.book import results
-from analysis.book.papers import MOQ
+from book import results
+from book.papers import MOQ
 from priolab.paths import REPO_ROOT
 from priolab.workloads.moq.claims import all_i_on_time, backlog_where, scheme_gain, within
 

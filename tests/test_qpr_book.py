@@ -1,4 +1,4 @@
-"""QPR's results page (analysis/book/papers.py QPR): every ratio claim once per reading of the
+"""QPR's results page (book/papers.py QPR): every ratio claim once per reading of the
 unreliable path, each from its own scenario, and the page says which reading is which."""
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from analysis.book import results
-from analysis.book.papers import QPR, QPR_READINGS
+from book import results
+from book.papers import QPR, QPR_READINGS
 from priolab.paths import REPO_ROOT
 from tests.conftest import SHARED_DATA
 

@@ -3,7 +3,7 @@ priolab's number with n and its 95 % bootstrap CI, and "reproduced", "not reprod
 because ..." or "differs, because ...", where the reason is a mechanism read off the same
 runs (the link's queue, lost frames), never prose typed for a result.
 
-analysis/book/papers.py names these as the MoQ claims' `judge` (analysis/book/judged.py: what
+book/papers.py names these as the MoQ claims' `judge` (analysis/judged.py: what
 a judge is called with and returns).
 """
 
@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.book.judged import Judge, Judged
+from analysis.judged import Judge, Judged
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 
 

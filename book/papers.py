@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from analysis.book.judged import Judge
+from analysis.judged import Judge
 from priolab.workloads.moq import claims as moq_claims
 from priolab.workloads.roq.figures import PAPER_SSIM
 

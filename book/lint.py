@@ -1,7 +1,7 @@
 """Hand-written markdown carries no time of day, no commit id and no date: measurements and
-their provenance belong in generated pages (analysis/book/) or in docs/investigations/.
+their provenance belong in generated pages (book/) or in docs/investigations/.
 
-    python -m analysis.book.lint [FILE ...]     (default: every markdown file git tracks)
+    python -m book.lint [FILE ...]     (default: every markdown file git tracks)
 
 Exempt: docs/investigations/ (dated history, kept verbatim) and the generated pages
 (docs/results/, docs/workloads/; not tracked anyway). Link targets and paths into

@@ -1,4 +1,4 @@
-"""Write the generated pages of the documentation site (see analysis/book/__init__.py)."""
+"""Write the generated pages of the documentation site (see book/__init__.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from analysis.book import agreement, results, workloads
-from analysis.book.papers import PAPERS, RISE
+from book import agreement, results, workloads
+from book.papers import PAPERS, RISE
 from priolab.paths import REPO_ROOT
 from priolab.workloads import WORKLOADS
 
@@ -91,7 +91,7 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.book", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m book", description=__doc__)
     ap.add_argument("--results", type=Path, default=REPO_ROOT / "results")
     ap.add_argument("--results-sim", type=Path, default=REPO_ROOT / "results-sim",
                     help="the sim site's results (the agreement page)")  # fmt: skip

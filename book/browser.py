@@ -1,7 +1,7 @@
 """Check the built site in headless Chromium: every page renders, every image loads, no
 internal link is broken; a screenshot of every page is kept.
 
-    python -m analysis.book.browser SITE_DIR [--shots DIR] [--chromium chromium]
+    python -m book.browser SITE_DIR [--shots DIR] [--chromium chromium]
 
 Serves SITE_DIR on 127.0.0.1 (a thread of this process), starts Chromium headless
 (`--no-sandbox`: the tests run as root) with the DevTools protocol on a local port, and
@@ -194,7 +194,7 @@ def check(site: Path, shots: Path | None, chromium: str = "chromium") -> Report:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.book.browser", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m book.browser", description=__doc__)
     ap.add_argument("site", type=Path)
     ap.add_argument("--shots", type=Path, help="folder for one screenshot per page")
     ap.add_argument("--chromium", default="chromium")

@@ -8,10 +8,10 @@ valid runs on both sites. Runs come from two results folders, the workflow's Min
 (`results/`) and its sim tree (`results-sim/`), and from a run's own `site.kind`, so a folder
 holding both sites' runs counts too.
 
-One generator, two callers: the results book's agreement page (`python -m analysis.book`)
+One generator, two callers: the results book's agreement page (`python -m book`)
 and `snakemake agreement` (rules/analysis.smk), which runs this module:
 
-    python -m analysis.book.agreement --mininet results --sim results-sim \\
+    python -m book.agreement --mininet results --sim results-sim \\
         --md results-sim/agreement.md --csv results-sim/agreement.csv
 """
 
@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from analysis.book.results import ci, fmt, load_scenario
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from book.results import ci, fmt, load_scenario
 from priolab.paths import REPO_ROOT
 
 SITES = ("mininet", "sim")
@@ -184,7 +184,7 @@ def page(src: list[Source]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m analysis.book.agreement", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m book.agreement", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     ap.add_argument("--mininet", type=Path, default=REPO_ROOT / "results")
     ap.add_argument("--sim", type=Path, default=REPO_ROOT / "results-sim")
