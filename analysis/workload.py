@@ -4,11 +4,18 @@ analysis/ owns the generic steps (a run's tables and metrics.json, aggregation a
 figures, CIs, comparisons); everything that knows a workload's logs lives in its folder
 (priolab/workloads/<kind>/analysis.py, whose `ANALYSIS` implements `WorkloadAnalysis`). A
 workload without one gets `LinkOnly`: the emulated link's table and metrics, nothing else.
+
+analysis imports no package of workloads: a package that has them declares an entry point in
+the group `analysis.workloads` (priolab: pyproject.toml, `priolab.workloads:PACKAGES`), which
+loads a mapping kind → the workload folder's package, and `analysis_for` imports that
+package's `analysis` module when a run of the kind is analysed.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -76,16 +83,38 @@ class LinkOnly:
         return [], ["this workload has no figures"]
 
 
+ENTRY_POINTS = "analysis.workloads"
+"""The entry-point group of the packages that provide workload kinds (see the module's doc)."""
+
+
+@functools.cache
+def workload_packages() -> dict[str, str]:
+    """kind → the package of its workload folder, from every entry point of ENTRY_POINTS."""
+    found: dict[str, str] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINTS):
+        for kind, pkg in dict(ep.load()).items():
+            if found.setdefault(kind, pkg) != pkg:
+                raise AnalysisError(
+                    f"workload kind {kind!r} is provided twice (entry-point group "
+                    f"{ENTRY_POINTS!r}): by {found[kind]!r} and by {pkg!r} ({ep.value})"
+                )
+    if not found:
+        raise AnalysisError(
+            f"no installed package provides workloads (entry-point group {ENTRY_POINTS!r}); "
+            "install this checkout: `make venv`, or `pip install --no-deps -e .`"
+        )
+    return found
+
+
 def analysis_for(kind: str) -> WorkloadAnalysis:
     """The analysis of workload `kind` (its folder's analysis.py), else LinkOnly."""
-    from priolab.workloads import PACKAGES
-
-    if kind not in PACKAGES:
-        raise AnalysisError(f"workload kind {kind!r}: not one of {sorted(PACKAGES)}")
+    packages = workload_packages()
+    if kind not in packages:
+        raise AnalysisError(f"workload kind {kind!r}: not one of {sorted(packages)}")
     try:
-        mod = importlib.import_module(f"{PACKAGES[kind]}.analysis")
+        mod = importlib.import_module(f"{packages[kind]}.analysis")
     except ModuleNotFoundError as e:
-        if e.name != f"{PACKAGES[kind]}.analysis":
+        if e.name != f"{packages[kind]}.analysis":
             raise
         return LinkOnly()
     found = getattr(mod, "ANALYSIS", None)

@@ -1,19 +1,22 @@
 """The import graph of the top-level Python packages has no cycle. Drawn with `ast` from
 every import statement, at module level or inside a function; test files (test_*.py, here and
-in vm/intests/) import what they test and are left out. The layers, lowest first: ground,
-traces, netem, analysis (the generic steps), priolab (runs, and the workloads that implement
-analysis's protocol), book (the results pages, which read both); vm beside them."""
+in vm/intests/) import what they test and are left out. The packages form layers (PACKAGES,
+lowest first) and each imports only layers below it: analysis owns the generic steps and finds
+workloads through an entry point (analysis/workload.py); priolab runs them and its workloads
+implement analysis's protocol; book, the results pages, reads both."""
 
 from __future__ import annotations
 
 import ast
 import subprocess
+import tomllib
 from pathlib import Path
 
 from tests.conftest import REPO
 
-PACKAGES = ("ground", "traces", "netem", "priolab", "analysis", "book", "vm")
-"""The top-level packages of the checkout (tests/ imports them all and is left out)."""
+PACKAGES = ("ground", "topologies", "traces", "netem", "vm", "analysis", "priolab", "book")
+"""The top-level packages of the checkout, lowest layer first (tests/ imports them all and is
+left out)."""
 
 
 def _python_files() -> list[Path]:
@@ -69,19 +72,23 @@ def test_cycles_finds_a_cycle_and_only_cycles() -> None:
     assert cycles({"a": {"b": []}, "b": {}}) == []
 
 
-REMAINING = [["analysis", "priolab"]]
-"""The one cycle left (issue 26). The results book (book/) sits above both packages, so
-analysis imports priolab in one place only: `analysis.workload.analysis_for`, which looks a
-run's workload up in priolab's registry, while the workloads' analyses
-(priolab/workloads/*/analysis.py) use analysis's generic steps. Its removal must empty this
-list."""
-
-
 def test_no_cycle_between_top_level_packages() -> None:
     graph = import_graph()
-    found = [c for c in cycles(graph) if c not in REMAINING]
+    found = cycles(graph)
     where = {" → ".join([*c, c[0]]): {f"{a} imports {b}": graph[a][b][:3]
                                        for a, b in zip(c, [*c[1:], c[0]], strict=True)}
              for c in found}  # fmt: skip
     assert not found, where
-    assert cycles(graph) == REMAINING, "a cycle of REMAINING is gone: remove it from the list"
+
+
+def test_each_package_imports_only_layers_below_it() -> None:
+    graph = import_graph()
+    up = {f"{a} imports {b}": files[:3] for a, deps in graph.items() for b, files in deps.items()
+          if PACKAGES.index(b) > PACKAGES.index(a)}  # fmt: skip
+    assert not up, up
+
+
+def test_packages_are_the_ones_pyproject_installs() -> None:
+    """A new top-level package joins PACKAGES (and so these checks) at its layer."""
+    find = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    assert {p.rstrip("*") for p in find["find"]["include"]} == set(PACKAGES)

@@ -10,7 +10,9 @@ model (`workload.kind` is checked against this registry).
 
 A folder may also hold `analysis.py` whose `ANALYSIS` implements
 `analysis.workload.WorkloadAnalysis` (its tables, metrics, summary header and figures);
-analysis/ finds it through `PACKAGES` and imports it only when a run of that kind is analysed.
+analysis/ finds it through `PACKAGES`, which pyproject.toml declares as the entry point
+`priolab` of the group `analysis.workloads` (analysis imports no workload), and imports it
+only when a run of that kind is analysed.
 """
 
 from __future__ import annotations
