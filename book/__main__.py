@@ -59,13 +59,14 @@ def rise_report(res: Path, site: str = "") -> list[str]:
 
 
 def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list[Path]:
-    """Every generated page; `res_sim`: the sim site's results folder (the agreement page
-    reads both)."""
+    """Every generated page; `res_sim`: the sim site's results folder. Every page reads both
+    folders, side by side, never pooled (results.py)."""
     for sub in ("results", "workloads"):  # generated folders only: docs/ holds hand-written pages
         if (out / sub).exists():
             shutil.rmtree(out / sub)
         (out / sub).mkdir(parents=True)
     commit = _commit(repo)
+    trees = [res, res_sim] if res_sim and res_sim != res else [res]
     written = []
     for paper in PAPERS:
         extra = None
@@ -74,7 +75,7 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
                 rise_report(res_sim, "sim") if res_sim and res_sim != res else []
             )
         p = out / "results" / f"{paper.key}.md"
-        p.write_text(results.page(paper, res, out / "results", repo, commit, extra))
+        p.write_text(results.page(paper, trees, out / "results", repo, commit, extra))
         written.append(p)
     kinds = {n: paper.kind for paper in PAPERS for n in paper.scenarios}
     p = out / "results" / "agreement.md"
@@ -92,9 +93,10 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m book", description=__doc__)
-    ap.add_argument("--results", type=Path, default=REPO_ROOT / "results")
+    ap.add_argument("--results", type=Path, default=REPO_ROOT / "results",
+                    help="the Mininet (and other real-time sites') results")  # fmt: skip
     ap.add_argument("--results-sim", type=Path, default=REPO_ROOT / "results-sim",
-                    help="the sim site's results (the agreement page)")  # fmt: skip
+                    help="the sim site's results, shown beside them")  # fmt: skip
     ap.add_argument("--out", type=Path, default=REPO_ROOT / "docs")
     args = ap.parse_args(argv)
     for p in build(args.results, args.out, REPO_ROOT, args.results_sim):

@@ -1,11 +1,17 @@
-"""One results page per paper, from the run folders present under RESULTS.
+"""One results page per paper, from the run folders present under the results folders.
 
 For each paper (papers.py): the claims beside priolab's numbers (mean or ratio of means with
 its 95 % bootstrap CI, n runs, site, scenario file, setting), each scenario's summary and
 figures, and the provenance (commits the runs were made at, the run folders, the calibration
 reports, the invalid runs with their reasons). With no run folders the page says so and names
-the command that produces them. Reads only aggregated scenario folders (runs.csv,
+the commands that produce them. Reads only aggregated scenario folders (runs.csv,
 exclusions.csv, summary.md, figures/) and each run's metadata.json.
+
+A page reads several results folders side by side (the workflow's `results/`, Mininet and the
+other real-time sites, and `results-sim/`, the sim site): a scenario aggregated in two of
+them gives two rows per claim and setting, one under the other, and two sections, each
+headed by its site; runs of two folders are never pooled. The site of a number is the one its
+runs' metadata.json records (`site.kind`).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +39,22 @@ class ScenarioRuns:
     file: Path | None  # scenarios/<file>.yaml whose `name:` is `name`
     runs: pd.DataFrame  # runs.csv (valid runs), with `site` and `commit` columns added
     excluded: pd.DataFrame  # exclusions.csv
+    tree: str = "results"  # the results folder it was read from (its name), e.g. results-sim
+
+    @property
+    def sites(self) -> str:
+        """The sites its valid runs ran on, as their metadata.json records them."""
+        return ", ".join(sorted(set(self.runs["site"]))) if not self.runs.empty else "–"
+
+    @property
+    def where(self) -> str:
+        """Site and folder, as a heading names them: `the sim site (results-sim/)`."""
+        if self.runs.empty:
+            return f"{self.tree}/ (no valid run, so no site)"
+        sites = sorted(set(self.runs["site"]))
+        if sites == [NO_SITE]:
+            return f"{self.tree}/ ({NO_SITE})"
+        return f"the {' and '.join(sites)} site{'s' if len(sites) > 1 else ''} ({self.tree}/)"
 
 
 def scenario_files(repo: Path) -> dict[str, Path]:
@@ -71,13 +94,25 @@ def load_scenario(results: Path, name: str, files: dict[str, Path]) -> ScenarioR
     runs = _csv(d / "runs.csv")
     if not runs.empty:
         metas = [_meta(Path(p)) for p in runs["path"]]
-        runs["site"] = [str((m.get("site") or {}).get("kind", "–")) for m in metas]
+        runs["site"] = [str((m.get("site") or {}).get("kind", NO_SITE)) for m in metas]
         runs["commit"] = [
             str((m.get("git") or {}).get("commit") or "unknown")[:12]
             + ("+dirty" if (m.get("git") or {}).get("dirty") else "")
             for m in metas
         ]
-    return ScenarioRuns(name, d, files.get(name), runs, _csv(d / "exclusions.csv"))
+    return ScenarioRuns(name, d, files.get(name), runs, _csv(d / "exclusions.csv"), results.name)
+
+
+NO_SITE = "site not recorded"
+"""A run whose metadata.json has no `site` (or no metadata.json): said, not guessed."""
+
+
+def _by_name(scenarios: list[ScenarioRuns]) -> dict[str, list[ScenarioRuns]]:
+    """Scenario name → its aggregates, one per results folder, in the folders' order."""
+    out: dict[str, list[ScenarioRuns]] = {}
+    for s in scenarios:
+        out.setdefault(s.name, []).append(s)
+    return out
 
 
 def fmt(x: float) -> str:
@@ -122,40 +157,41 @@ def verdict(c: Claim, v: tuple[float, float, float], n: int) -> str:
 
 
 def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
-    """One row per (scenario, setting and speed) where the claim's schemes both ran."""
+    """One row per (scenario, setting and speed, results folder) where the claim's schemes
+    both ran; a setting's rows from the several folders follow each other."""
     rows = []
-    for s in scenarios:
-        if s.runs.empty or c.metric not in s.runs:
+    for name, group in _by_name(scenarios).items():
+        if c.scenarios and name not in c.scenarios:
             continue
-        if c.scenarios and s.name not in c.scenarios:
-            continue
-        label = _label(s.runs)
-        for setting in dict.fromkeys(s.runs[label]):
+        group = [s for s in group if not s.runs.empty and c.metric in s.runs]
+        for setting in dict.fromkeys(x for s in group for x in s.runs[_label(s.runs)]):
             if c.settings and str(setting).split("/")[0] not in c.settings:
                 continue
-            if c.judge is not None:
-                rows += _judged_row(c, s, setting)
-                continue
-            a = _values(s.runs, setting, c.num, c.metric)
-            if not a:
-                continue
-            if c.den:
-                b = _values(s.runs, setting, c.den, c.metric)
-                if not b:
-                    continue
-                n = min(len(a), len(b))
-                v = bootstrap_ratio_ci(a, b) if np.mean(b) != 0 else (math.nan,) * 3
-                n_text = f"{len(a)}+{len(b)}"
-            else:
-                v, n = bootstrap_ci(a)[:3], len(a)
-                n_text = str(n)
-            sel = s.runs[(s.runs[label] == setting) & s.runs["scheme"].isin([c.num, c.den])]
-            sites = ", ".join(sorted(set(sel["site"])))
-            file = f"`{s.file}`" if s.file else s.name
-            rows.append(
-                [ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]  # type: ignore[arg-type]
-            )
+            for s in group:
+                rows += _judged_row(c, s, setting) if c.judge else _row(c, s, setting)
     return rows
+
+
+def _row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
+    """The claim's mean or ratio with its CI over the runs of (scenario, setting)."""
+    a = _values(s.runs, setting, c.num, c.metric)
+    if not a:
+        return []
+    if c.den:
+        b = _values(s.runs, setting, c.den, c.metric)
+        if not b:
+            return []
+        n = min(len(a), len(b))
+        v = bootstrap_ratio_ci(a, b) if np.mean(b) != 0 else (math.nan,) * 3
+        n_text = f"{len(a)}+{len(b)}"
+    else:
+        v, n = bootstrap_ci(a)[:3], len(a)
+        n_text = str(n)
+    label = _label(s.runs)
+    sel = s.runs[(s.runs[label] == setting) & s.runs["scheme"].isin([c.num, c.den])]
+    sites = ", ".join(sorted(set(sel["site"])))
+    file = f"`{s.file}`" if s.file else s.name
+    return [[ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]]  # type: ignore[arg-type]
 
 
 def _judged_row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
@@ -176,7 +212,9 @@ def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
         "## The paper's claims beside priolab's numbers",
         "",
         "Mean over valid runs, or the ratio of two schemes' means, with its 95 % percentile "
-        "bootstrap CI (analysis/stats.py); n = valid runs (numerator + denominator).",
+        "bootstrap CI (analysis/stats.py); n = valid runs (numerator + denominator); site = "
+        "where those runs ran (their metadata.json). A setting run on several sites has one "
+        "row per site, one under the other; their runs are never pooled.",
         "",
         "| source | claim | metric | paper | priolab [95 % CI] | n | site | scenario file | "
         "setting | verdict |",
@@ -204,35 +242,40 @@ def _demote(md: str, by: int = 1) -> list[str]:
 
 
 def figures_section(s: ScenarioRuns, out_dir: Path) -> list[str]:
-    """Copy the scenario's PNG figures beside the page and embed them with their captions."""
+    """Copy the scenario's PNG figures beside the page (figures/<folder>/<scenario>/) and
+    embed them with their captions, each caption naming the site."""
     figs = sorted((s.dir / "figures").glob("*.png")) if (s.dir / "figures").is_dir() else []
     if not figs:
         return ["No figures yet (`snakemake figures`).", ""]
-    dest = out_dir / "figures" / s.name
-    dest.mkdir(parents=True, exist_ok=True)
+    rel = Path("figures", s.tree, s.name)
+    (out_dir / rel).mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     for f in figs:
-        shutil.copy2(f, dest / f.name)
+        shutil.copy2(f, out_dir / rel / f.name)
         cap = f.with_suffix(".txt")
         caption = cap.read_text().strip() if cap.is_file() else f.stem
-        lines += [f"![{f.stem}](figures/{s.name}/{f.name})", "", caption, ""]
+        lines += [f"![{f.stem}]({(rel / f.name).as_posix()})", "", f"{caption} ({s.sites}.)", ""]
     return lines
 
 
-def provenance_section(scenarios: list[ScenarioRuns], results: Path, repo_commit: str) -> list[str]:
+def provenance_section(
+    scenarios: list[ScenarioRuns], trees: Sequence[Path], repo_commit: str
+) -> list[str]:
     lines = ["## Provenance", ""]
     lines.append(f"Page generated by `python -m book` at commit {repo_commit}.")
     lines.append("")
-    cals = sorted(results.glob("calibration-*.json"))
-    if cals:
-        lines += ["Calibration reports (`priolab calibrate`): "]
-        lines += [f"- `{c.relative_to(results.parent) if c.is_relative_to(results.parent) else c}`"
-                  + _cal_summary(c) for c in cals]  # fmt: skip
-    else:
-        lines.append("Calibration reports: none under the results folder.")
-    lines.append("")
+    for results in trees:
+        cals = sorted(results.glob("calibration-*.json"))
+        if cals:
+            lines += [f"Calibration reports (`priolab calibrate`) in {results.name}/: "]
+            top = results.parent
+            lines += [f"- `{c.relative_to(top) if c.is_relative_to(top) else c}`{_cal_summary(c)}"
+                      for c in cals]  # fmt: skip
+        else:
+            lines.append(f"Calibration reports: none in {results.name}/.")
+        lines.append("")
     for s in scenarios:
-        lines += [f"### {s.name}", ""]
+        lines += [f"### {s.name} on {s.where}", ""]
         if not s.runs.empty:
             commits = ", ".join(sorted(set(s.runs["commit"])))
             lines += [f"Valid runs: {len(s.runs)}, made at commit(s) {commits}.", ""]
@@ -266,51 +309,59 @@ def _walk(d: object, key: str) -> list[object]:
     return []
 
 
-def no_runs(paper: Paper, files: dict[str, Path]) -> list[str]:
+def no_runs(paper: Paper, files: dict[str, Path], trees: Sequence[Path]) -> list[str]:
     first = next((files[s] for s in paper.scenarios if s in files), None)
-    cmd = f"snakemake --cores 2 --config scenario={first}" if first else "snakemake --cores 2"
+    scenario = f" scenario={first}" if first else ""
+    mininet = f"snakemake --cores 2 --config{scenario}" if first else "snakemake --cores 2"
+    sim = f"snakemake --cores 2 --config site=sim{scenario}"
+    folders = " or ".join(f"{t.name}/" for t in trees)
     return [
         '!!! warning "No runs are present"',
         f"    No run folder of this paper's scenarios ({', '.join(paper.scenarios)}) was found "
-        "under the results folder, so this page holds no measured number. "
-        f"Produce them with `{cmd}` (one scenario; any of the scenarios above works the same "
-        "way), then rebuild the pages with `make docs`.",
+        f"in {folders}, so this page holds no measured number. Produce them with `{mininet}` "
+        f"(Mininet, into results/) or `{sim}` (the sim site, into results-sim/, where it can "
+        "run the scenario); any of the scenarios above works the same way. Then rebuild the "
+        "pages with `make docs`.",
         "",
     ]
 
 
 def page(
     paper: Paper,
-    results: Path,
+    results: Path | Sequence[Path],
     out_dir: Path,
     repo: Path,
     repo_commit: str,
     extra: list[str] | None = None,
 ) -> str:
-    """The markdown of one paper's results page; figures are copied under out_dir."""
+    """The markdown of one paper's results page from one results folder or several (read side
+    by side, in the order given); figures are copied under out_dir."""
+    trees = [results] if isinstance(results, Path) else list(results)
     files = scenario_files(repo)
-    found = [s for n in paper.scenarios if (s := load_scenario(results, n, files))]
+    found = [s for n in paper.scenarios for t in trees if (s := load_scenario(t, n, files))]
+    folders = ", ".join(f"{t.name}/" for t in trees)
     lines = [
         f"# {paper.short}: results",
         "",
         f"Paper: {paper.title} (`../shared/seeds/{paper.seed}`). Workload: "
-        f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders under "
-        "the results folder by `snakemake book` (`python -m book`); nothing on this "
-        "page is typed by hand.",
+        f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders in "
+        f"{folders} by `snakemake book` (`python -m book`); nothing on this page is typed by "
+        "hand. Every number names its site: a column of the claims, the heading of a "
+        "scenario's section.",
         "",
     ]
     if not found:
-        lines += no_runs(paper, files)
+        lines += no_runs(paper, files, trees)
     if paper.claims:
         lines += claims_section(paper, found)
     lines += list(paper.notes)
     lines += extra or []
     for s in found:
-        lines += [f"## Scenario {s.name}", ""]
+        lines += [f"## Scenario {s.name} on {s.where}", ""]
         lines.append(f"Scenario file: `{s.file}`." if s.file else "Scenario file: not found.")
-        sites = ", ".join(sorted(set(s.runs["site"]))) if not s.runs.empty else "–"
         lines += [
-            f" Valid runs: {len(s.runs)}; invalid: {len(s.excluded)}; site(s): {sites}.",
+            f" Valid runs: {len(s.runs)}; invalid: {len(s.excluded)}; site(s): {s.sites}. "
+            f"Every number in this section is from {s.where}.",
             "",
         ]
         summary = s.dir / "summary.md"
@@ -319,5 +370,5 @@ def page(
             lines.append("")
         lines += figures_section(s, out_dir)
     if found:
-        lines += provenance_section(found, results, repo_commit)
+        lines += provenance_section(found, trees, repo_commit)
     return "\n".join(lines).rstrip() + "\n"

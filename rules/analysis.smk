@@ -184,14 +184,15 @@ rule agreement:
 rule book:
     """The generated pages of the documentation site (book/): one results page per
     paper, the sim-vs-Mininet agreement page and one reference page per workload, into
-    docs/results/ and docs/workloads/. Reads the run folders already aggregated under RESULTS
-    and starts no run; with none, each page says so and names the command that makes them.
-    By name, always rebuilt: `snakemake --cores 1 --force book` (`make docs`)."""
+    docs/results/ and docs/workloads/. Reads the run folders already aggregated in both trees,
+    MININET_RESULTS and SIM_RESULTS, side by side (whichever `site=` says), and starts no run;
+    with none, each page says so and names the commands that make them. By name, always
+    rebuilt: `snakemake --cores 1 --force book` (`make docs`)."""
     output:
         directory("docs/results"),
         directory("docs/workloads"),
     params:
-        results=RESULTS,
+        results=MININET_RESULTS,
         sim=SIM_RESULTS,
     shell:
         "{PY:q} -m book --results {params.results:q} --results-sim {params.sim:q}"

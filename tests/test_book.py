@@ -61,19 +61,21 @@ def test_pages_build_without_runs_and_say_so(tmp_path):
         assert f"results/{paper}.md" in names
         text = (tmp_path / "docs" / "results" / f"{paper}.md").read_text()
         assert "No runs are present" in text
-    assert "--config scenario=scenarios/" in (tmp_path / "docs/results/dtp.md").read_text()
+    dtp = (tmp_path / "docs/results/dtp.md").read_text()
+    assert "--config scenario=scenarios/" in dtp and "--config site=sim scenario=scenarios/" in dtp
+    assert "in no-results/, so this page" in dtp  # build() without res_sim: one folder
     assert "sim" in (tmp_path / "docs/results/agreement.md").read_text()
 
 
-def _fake_scenario(results_dir: Path) -> None:
-    """dtp-quick with 3 valid runs per scheme (deadline ratio 0.8 vs 0.2) and one invalid."""
+def _fake_scenario(results_dir: Path, site: str = "mininet", dtp: float = 0.8) -> None:
+    """dtp-quick with 3 valid runs per scheme (deadline ratio `dtp` vs 0.2) and one invalid."""
     d = results_dir / "dtp-quick"
     rows = []
-    for scheme, value in (("dtp", 0.8), ("quic", 0.2)):
+    for scheme, value in (("dtp", dtp), ("quic", 0.2)):
         for rep in (1, 2, 3):
             run = d / "3MBps" / scheme / "none" / f"r{rep}"
             run.mkdir(parents=True)
-            meta = {"site": {"kind": "mininet"}, "git": {"commit": "a" * 40, "dirty": False}}
+            meta = {"site": {"kind": site}, "git": {"commit": "a" * 40, "dirty": False}}
             (run / "metadata.json").write_text(json.dumps(meta))
             rows.append({"path": str(run), "setting": "3MBps", "scheme": scheme,
                          "deadline_ratio": value + 0.01 * rep})  # fmt: skip
@@ -105,9 +107,50 @@ def test_results_page_sets_claim_beside_runs_with_provenance(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| abstract, Fig. 3"))
     assert "| 3+3 | mininet | `scenarios/dtp-quick.yaml` | 3MBps |" in row
     assert row.split(" | ")[4].startswith("3.73 [")  # (0.81+0.82+0.83) / (0.21+0.22+0.23)
-    assert "![deadline](figures/dtp-quick/deadline.png)" in text
-    assert (out / "figures" / "dtp-quick" / "deadline.png").is_file()
+    assert "![deadline](figures/results/dtp-quick/deadline.png)" in text
+    assert (out / "figures" / "results" / "dtp-quick" / "deadline.png").is_file()
+    assert "Deadline ratio per scheme. (mininet.)" in text
     assert "CPU saturated" in text and "aaaaaaaaaaaa" in text
+
+
+def test_results_page_sets_both_sites_side_by_side_never_pooled(tmp_path):
+    """The Mininet tree and the sim tree on one page: one claim row per site, one under the
+    other, each with its own runs' ratio and n; one section and one figure folder per tree."""
+    _fake_scenario(tmp_path / "results", "mininet", dtp=0.8)
+    _fake_scenario(tmp_path / "results-sim", "sim", dtp=0.4)
+    out = tmp_path / "docs" / "results"
+    out.mkdir(parents=True)
+    trees = [tmp_path / "results", tmp_path / "results-sim"]
+    text = results.page(DTP, trees, out, REPO_ROOT, "abc")
+    lines = text.splitlines()
+    rows = [i for i, line in enumerate(lines) if line.startswith("| abstract, Fig. 3")]
+    assert len(rows) == 2 and rows[1] == rows[0] + 1
+    mininet, sim = (lines[i].split(" | ") for i in rows)
+    assert mininet[5:7] == ["3+3", "mininet"] and sim[5:7] == ["3+3", "sim"]
+    assert mininet[4].startswith("3.73 [") and sim[4].startswith("1.91 [")  # .82/.22, .42/.22
+    assert "## Scenario dtp-quick on the mininet site (results/)" in lines
+    assert "## Scenario dtp-quick on the sim site (results-sim/)" in lines
+    assert lines.index("## Scenario dtp-quick on the mininet site (results/)") < lines.index(
+        "## Scenario dtp-quick on the sim site (results-sim/)"
+    )
+    for tree in ("results", "results-sim"):
+        assert f"![deadline](figures/{tree}/dtp-quick/deadline.png)" in text
+        assert (out / "figures" / tree / "dtp-quick" / "deadline.png").is_file()
+    assert "Deadline ratio per scheme. (sim.)" in text
+    assert "### dtp-quick on the sim site (results-sim/)" in lines
+    assert "Calibration reports: none in results-sim/." in lines
+
+
+def test_a_run_without_a_recorded_site_says_so(tmp_path):
+    _fake_scenario(tmp_path / "results")
+    for meta in (tmp_path / "results").rglob("metadata.json"):
+        meta.write_text(json.dumps({"git": {"commit": "a" * 40}}))
+    out = tmp_path / "docs" / "results"
+    out.mkdir(parents=True)
+    text = results.page(DTP, tmp_path / "results", out, REPO_ROOT, "abc")
+    row = next(line for line in text.splitlines() if line.startswith("| abstract, Fig. 3"))
+    assert "| site not recorded |" in row
+    assert "## Scenario dtp-quick on results/ (site not recorded)" in text
 
 
 def test_claims_keep_speeds_apart_and_their_scenarios(tmp_path):
