@@ -40,6 +40,7 @@ class ScenarioRuns:
     runs: pd.DataFrame  # runs.csv (valid runs), with `site` and `commit` columns added
     excluded: pd.DataFrame  # exclusions.csv
     tree: str = "results"  # the results folder it was read from (its name), e.g. results-sim
+    cost: str = ""  # what its valid runs cost, from their metadata.json (run_cost)
 
     @property
     def sites(self) -> str:
@@ -92,6 +93,7 @@ def load_scenario(results: Path, name: str, files: dict[str, Path]) -> ScenarioR
     if not (d / "runs.csv").is_file():
         return None
     runs = _csv(d / "runs.csv")
+    metas: list[dict] = []
     if not runs.empty:
         metas = [_meta(Path(p)) for p in runs["path"]]
         runs["site"] = [str((m.get("site") or {}).get("kind", NO_SITE)) for m in metas]
@@ -100,7 +102,47 @@ def load_scenario(results: Path, name: str, files: dict[str, Path]) -> ScenarioR
             + ("+dirty" if (m.get("git") or {}).get("dirty") else "")
             for m in metas
         ]
-    return ScenarioRuns(name, d, files.get(name), runs, _csv(d / "exclusions.csv"), results.name)
+    excluded = _csv(d / "exclusions.csv")
+    return ScenarioRuns(name, d, files.get(name), runs, excluded, results.name, run_cost(metas))
+
+
+def _spread(xs: list[float], unit: str) -> str:
+    """`median unit (min–max)`, or one value."""
+    med = fmt(float(np.median(xs)))
+    lo, hi = fmt(min(xs)), fmt(max(xs))
+    sep = "" if unit == "×" else " "
+    return f"{med}{sep}{unit}" + (f" (range {lo}–{hi})" if lo != hi else "")
+
+
+def _runs(n: int) -> str:
+    return f"{n} run" + ("" if n == 1 else "s")
+
+
+def run_cost(metas: list[dict]) -> str:
+    """What the runs cost, from their metadata.json: on the sim site the virtual seconds, the
+    wall and CPU seconds of priolab-sim and the speed-up over real time (`site`); on a
+    real-time site the wall seconds it ran (`ran_s`). Empty when no run recorded any."""
+    keys = ("virtual_s", "wall_s", "cpu_s")
+    sim = [s for m in metas if isinstance(s := m.get("site"), dict) and s.get("kind") == "sim"
+           and all(isinstance(s.get(k), int | float) for k in keys)]  # fmt: skip
+    out = []
+    if sim:
+        speed = [s["virtual_s"] / s["wall_s"] for s in sim if s["wall_s"] > 0]
+        out.append(
+            f"on the sim site, {_runs(len(sim))} of {_spread([s['virtual_s'] for s in sim], 's')} "
+            f"in virtual time took {_spread([s['wall_s'] for s in sim], 's')} of wall time and "
+            f"{_spread([s['cpu_s'] for s in sim], 's')} of CPU time each (priolab-sim)"
+            + (f", {_spread(speed, '×')} real time" if speed else "")
+        )
+    real: dict[str, list[float]] = {}
+    for m in metas:
+        site = str((m.get("site") or {}).get("kind", NO_SITE))
+        if site != "sim" and isinstance(m.get("ran_s"), int | float):
+            real.setdefault(site, []).append(float(m["ran_s"]))
+    out += [f"{f'on the {k} site,' if k != NO_SITE else 'where the site is not recorded,'} "
+            f"{_runs(len(v))} took {_spread(v, 's')} each in real time"
+            for k, v in sorted(real.items())]  # fmt: skip
+    return "; ".join(out)
 
 
 NO_SITE = "site not recorded"
@@ -254,7 +296,12 @@ def figures_section(s: ScenarioRuns, out_dir: Path) -> list[str]:
         shutil.copy2(f, out_dir / rel / f.name)
         cap = f.with_suffix(".txt")
         caption = cap.read_text().strip() if cap.is_file() else f.stem
-        lines += [f"![{f.stem}]({(rel / f.name).as_posix()})", "", f"{caption} ({s.sites}.)", ""]
+        lines += [
+            f"![{f.stem}]({(rel / f.name).as_posix()})",
+            "",
+            f"{caption} (Site: {s.sites}.)",
+            "",
+        ]
     return lines
 
 
@@ -364,6 +411,8 @@ def page(
             f"Every number in this section is from {s.where}.",
             "",
         ]
+        if s.cost:
+            lines += [f"Cost of a run: {s.cost} (metadata.json).", ""]
         summary = s.dir / "summary.md"
         if summary.is_file():
             lines += _demote(summary.read_text(), 2)

@@ -109,7 +109,7 @@ def test_results_page_sets_claim_beside_runs_with_provenance(tmp_path):
     assert row.split(" | ")[4].startswith("3.73 [")  # (0.81+0.82+0.83) / (0.21+0.22+0.23)
     assert "![deadline](figures/results/dtp-quick/deadline.png)" in text
     assert (out / "figures" / "results" / "dtp-quick" / "deadline.png").is_file()
-    assert "Deadline ratio per scheme. (mininet.)" in text
+    assert "Deadline ratio per scheme. (Site: mininet.)" in text
     assert "CPU saturated" in text and "aaaaaaaaaaaa" in text
 
 
@@ -136,7 +136,7 @@ def test_results_page_sets_both_sites_side_by_side_never_pooled(tmp_path):
     for tree in ("results", "results-sim"):
         assert f"![deadline](figures/{tree}/dtp-quick/deadline.png)" in text
         assert (out / "figures" / tree / "dtp-quick" / "deadline.png").is_file()
-    assert "Deadline ratio per scheme. (sim.)" in text
+    assert "Deadline ratio per scheme. (Site: sim.)" in text
     assert "### dtp-quick on the sim site (results-sim/)" in lines
     assert "Calibration reports: none in results-sim/." in lines
 
@@ -251,3 +251,17 @@ def test_every_claim_is_well_formed():
         for c in p.claims:
             assert c.judge is None or callable(c.judge), (p.key, c.figure)
             assert set(c.scenarios) <= set(p.scenarios), (p.key, c.figure, c.scenarios)
+
+
+def test_run_cost_from_metadata_per_site():
+    sim = [{"site": {"kind": "sim", "virtual_s": 60.0, "wall_s": w, "cpu_s": w * 0.9}}
+           for w in (2.0, 3.0, 4.0)]  # fmt: skip
+    mininet = [{"site": {"kind": "mininet"}, "ran_s": r} for r in (60.1, 60.3)]
+    text = results.run_cost([*sim, *mininet, {}])
+    assert text.startswith("on the sim site, 3 runs of 60 s in virtual time took 3 s (range 2–4)")
+    assert "2.7 s (range 1.8–3.6) of CPU time" in text and "20× (range 15–30) real time" in text
+    assert text.endswith("mininet site, 2 runs took 60.2 s (range 60.1–60.3) each in real time")
+    assert results.run_cost([{}, {"site": {"kind": "sim"}}]) == ""
+    assert results.run_cost([{"ran_s": 30.0}]) == (
+        "where the site is not recorded, 1 run took 30 s each in real time"
+    )
