@@ -5,7 +5,7 @@
 //! missing sender give their exit codes.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use proctest::{free_port, spawn, wait, Table};
@@ -22,13 +22,13 @@ fn num(r: &BTreeMap<String, String>, k: &str) -> u64 {
 }
 
 struct Run {
-    dir: PathBuf,
+    dir: proctest::Scratch,
     sent: Table,
     received: Table,
 }
 
 fn run(name: &str, extra: &[&str]) -> Run {
-    let dir: PathBuf = proctest::scratch("qs-dtp", name);
+    let dir = proctest::scratch("qs-dtp", name);
     let bind = format!("127.0.0.1:{}", free_port());
     let cert = dir.join("cert.der");
     let (sl, rl) = (dir.join("snd"), dir.join("rcv"));
@@ -76,7 +76,7 @@ fn run(name: &str, extra: &[&str]) -> Run {
     }
     assert!(table(&sl.join("path_stats.csv")).len() > 10);
     Run {
-        dir: dir.clone(),
+        dir,
         sent: table(&sl.join("blocks_sent.csv")),
         received: table(&rl.join("blocks_received.csv")),
     }

@@ -3,7 +3,7 @@
 //! scheme says; and the exit codes for bad input and a missing publisher.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Child;
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ fn spawn(args: &[&str]) -> Child {
     proctest::spawn(BIN, args)
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> proctest::Scratch {
     proctest::scratch("qs-moq", name)
 }
 
@@ -70,12 +70,10 @@ fn stream_once(scheme: &str) -> (Table, Table) {
         .unwrap()
         .contains("CLIENT_TRAFFIC_SECRET_0"));
     assert!(table(&pl.join("path_stats.csv")).len() > 30);
-    let out = (
+    (
         table(&pl.join("frames_sent.csv")),
         table(&sl.join("frames_received.csv")),
-    );
-    p.remove();
-    out
+    )
 }
 
 /// 4.5 s of 25 fps: frames captured before 4.5 s (display 0..=112, the last a P); the B
@@ -184,7 +182,6 @@ fn subscriber_without_publisher_exits_4() {
     let s = p.client("subscriber", &["--connect-timeout-s", "0.5"]);
     let (code, err) = wait(s, Duration::from_secs(10));
     assert_eq!(code, 4, "{err}");
-    p.remove();
 }
 
 #[test]
@@ -204,5 +201,4 @@ fn subscriber_ends_by_itself_after_duration_and_drain() {
     // the publisher, its peer gone, ends with 3 (peer lost)
     let (pc, perr) = wait(publisher, Duration::from_secs(30));
     assert_eq!(pc, 3, "publisher stderr: {perr}");
-    p.remove();
 }

@@ -7,16 +7,43 @@ pub mod memnet;
 
 use std::io::Read;
 use std::net::UdpSocket;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A fresh empty folder under the temp dir, unique to this process and `name`.
-pub fn scratch(prefix: &str, name: &str) -> PathBuf {
+/// A fresh empty folder under the temp dir, unique to this process and `name`. It is removed
+/// when the guard drops at the end of a passing test; a failing (panicking) test keeps it, so
+/// the logs it names in its message can still be read.
+pub fn scratch(prefix: &str, name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
+}
+
+/// A scratch folder that removes itself on drop unless the thread is panicking.
+#[derive(Debug)]
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// A currently free UDP port on 127.0.0.1 (released before use: a small race, fine here).
@@ -41,7 +68,7 @@ pub fn spawn(bin: &str, args: &[&str]) -> Child {
 /// certificate the server writes and the client reads. Each side logs to `dir/<role>`.
 pub struct Pair {
     bin: String,
-    pub dir: PathBuf,
+    pub dir: Scratch,
     pub addr: String,
     pub cert: PathBuf,
 }
@@ -79,11 +106,6 @@ impl Pair {
         args.extend(["--log-dir", log.to_str().unwrap()]);
         args.extend(extra);
         spawn(&self.bin, &args)
-    }
-
-    /// Removes the scratch folder (call it at the end of a passing test: a failing one keeps it).
-    pub fn remove(self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

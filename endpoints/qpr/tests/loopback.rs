@@ -4,14 +4,13 @@
 //! codes for bad input and a missing server.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use proctest::{csv_table, free_port, spawn, wait, Table};
 
 const BIN: &str = env!("CARGO_BIN_EXE_qpr");
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> proctest::Scratch {
     proctest::scratch("qs-qpr", name)
 }
 

@@ -1,7 +1,7 @@
 //! Runs the real `rise` binary as host and guest over loopback and checks the contract:
 //! exit codes, the CSV logs and summary.json.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ fn spawn(args: &[&str]) -> Child {
     proctest::spawn(BIN, args)
 }
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> proctest::Scratch {
     proctest::scratch("qs-rise", name)
 }
 

@@ -2,18 +2,16 @@
 //! virtual time, with sim-dgram (quinn over simnet) as the program.
 
 use priolab_sim::dgram_run;
+use proctest::Scratch;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_priolab-sim");
 
-/// A scratch folder per test.
-fn scratch(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("priolab-sim-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+/// A scratch folder per test, removed when a passing test ends.
+fn scratch(name: &str) -> Scratch {
+    proctest::scratch("priolab-sim", name)
 }
 
 fn link_json(seed: u64, rate: Value, p: f64) -> Value {
@@ -47,7 +45,7 @@ fn run(spec: &Path) -> (i32, String) {
 }
 
 /// A one-second sim-dgram run's spec in a fresh folder `name`, as JSON to edit.
-fn editable(name: &str) -> (PathBuf, PathBuf, Value) {
+fn editable(name: &str) -> (Scratch, PathBuf, Value) {
     let d = scratch(name);
     let link = link_json(1, constant(10_000_000), 0.0);
     let p = spec(&d, link, 1.0, 1.0, Value::Null);
@@ -129,7 +127,7 @@ fn quinn_carries_every_datagram_over_a_lossless_link() {
 
 #[test]
 fn the_same_spec_twice_gives_byte_identical_files_and_another_link_seed_does_not() {
-    let runs: Vec<PathBuf> = [1, 1, 2]
+    let runs: Vec<Scratch> = [1, 1, 2]
         .iter()
         .enumerate()
         .map(|(i, &seed)| {
