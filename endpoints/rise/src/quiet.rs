@@ -101,19 +101,20 @@ mod tests {
         let mut cx = Context::from_waker(&waker);
         let due = sleep.deadline();
         let mut polls = 0;
-        let mut poll = |q: &mut Quiet, cx: &mut Context<'_>, now| {
-            q.poll(cx, now, due, |cx| {
-                polls += 1;
-                sleep.as_mut().poll(cx)
-            })
-        };
-        assert!(poll(&mut q, &mut cx, t0).is_pending());
-        assert!(poll(&mut q, &mut cx, t0).is_pending());
-        // Another task's waker: polled, so that the timer wakes that task.
-        let other = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
-        assert!(poll(&mut q, &mut Context::from_waker(&other), t0).is_pending());
-        assert!(poll(&mut q, &mut cx, t0).is_pending());
-        drop(poll);
+        {
+            let mut poll = |q: &mut Quiet, cx: &mut Context<'_>, now| {
+                q.poll(cx, now, due, |cx| {
+                    polls += 1;
+                    sleep.as_mut().poll(cx)
+                })
+            };
+            assert!(poll(&mut q, &mut cx, t0).is_pending());
+            assert!(poll(&mut q, &mut cx, t0).is_pending());
+            // Another task's waker: polled, so that the timer wakes that task.
+            let other = Waker::from(Arc::new(Count(AtomicUsize::new(0))));
+            assert!(poll(&mut q, &mut Context::from_waker(&other), t0).is_pending());
+            assert!(poll(&mut q, &mut cx, t0).is_pending());
+        }
         assert_eq!(polls, 3);
         // The timer still holds the waker it was left with, and fires on time.
         tokio::time::sleep_until(t0 + Duration::from_millis(10)).await;
