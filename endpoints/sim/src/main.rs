@@ -9,13 +9,6 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: priolab-sim run SPEC.json";
 
-/// The allocator of the sim's one process: mimalloc (per-thread free lists, no locks) in place
-/// of glibc's malloc. A run allocates and frees small objects at every packet (quinn's frames
-/// and buffers, tokio's timers, the endpoints' datagrams). Only where memory comes from
-/// changes, never what the program computes.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let path = match argv.as_slice() {
