@@ -5,6 +5,7 @@
 mod cli;
 mod connect;
 mod logs;
+mod quiet;
 mod regime;
 mod session;
 mod transport;

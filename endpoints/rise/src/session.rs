@@ -8,6 +8,7 @@
 //! has made room; until then nothing else is dequeued, so later (even higher-priority)
 //! datagrams wait in the channels, where the priority decision is still open.
 
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::time::Duration;
 
@@ -21,6 +22,7 @@ use tokio::time::{interval_at, sleep_until, MissedTickBehavior};
 
 use crate::cli::Args;
 use crate::logs::{JsonObject, Logs, PathSample};
+use crate::quiet::{Quiet, Ticker};
 use crate::regime::Regime;
 use crate::transport::{CLOSE_DONE, CLOSE_ERROR, CLOSE_SIGNAL};
 use crate::wait::WaitMeter;
@@ -182,19 +184,27 @@ pub async fn run(
         t.set_missed_tick_behavior(MissedTickBehavior::Skip);
         t
     };
-    let mut path_tick = ticker(Duration::from_millis(100));
+    let mut path_tick = Ticker::new(ticker(Duration::from_millis(100)), t0);
     let mut chan_tick = ticker(Duration::from_secs(1));
     chan_tick.tick().await; // the first tick is immediate; rows from t = 1 s on
-    let mut meter_tick = ticker(Duration::from_millis(1));
+    let mut chan_tick = Ticker::new(chan_tick, t0);
+    let mut meter_tick = Ticker::new(ticker(Duration::from_millis(1)), t0);
     let mut regime = Regime::default();
     let mut stop = Stop::for_net(&env.net);
     // Two timers made once and moved, not made afresh each turn: registering and removing
     // a tokio timer per turn of this loop (a turn per datagram) was a measurable share of a
     // sim run's CPU (endpoints/sim/README.md); they fire at the same instants either way.
+    // Every timer of the loop is polled through a `Quiet` (quiet.rs), only when it may be due.
     let end_sleep = sleep_until(end_at);
     tokio::pin!(end_sleep);
+    let mut end_quiet = Quiet::default();
     let core_sleep = sleep_until(t0);
     tokio::pin!(core_sleep);
+    let mut core_quiet = Quiet::default();
+    // The next datagram, one future until it is read (its waker stays registered with quinn
+    // between turns instead of being added and removed at each).
+    let read = conn.read_datagram();
+    tokio::pin!(read);
 
     let end = loop {
         if let Err(e) = feeder.pump(&mut core) {
@@ -208,16 +218,22 @@ pub async fn run(
         let wake = clock.instant_at_unix_us(core.poll_timeout());
         if core_sleep.deadline() != wake || core_sleep.is_elapsed() {
             core_sleep.as_mut().reset(wake);
+            core_quiet.forget();
         }
         let meter_pending = feeder.meter.pending() > 0;
         tokio::select! {
             biased;
             s = stop.wait() => break End::Signal(s),
-            _ = &mut end_sleep => break End::Done,
-            r = conn.read_datagram() => match r {
-                Ok(d) => core.handle_datagram(now_us(), &d),
-                Err(e) => break classify(&e),
-            },
+            _ = poll_fn(|cx| {
+                end_quiet.poll(cx, clock.now(), end_at, |cx| end_sleep.as_mut().poll(cx))
+            }) => break End::Done,
+            r = &mut read => {
+                read.set(conn.read_datagram());
+                match r {
+                    Ok(d) => core.handle_datagram(now_us(), &d),
+                    Err(e) => break classify(&e),
+                }
+            }
             r = waiting_done(&mut feeder.waiting) => {
                 let (since, len, _) = feeder.waiting.take().expect("a datagram was waiting");
                 match r {
@@ -230,17 +246,20 @@ pub async fn run(
                     }
                 }
             }
-            _ = &mut core_sleep => {}
-            _ = path_tick.tick() => {
+            _ = poll_fn(|cx| {
+                let due = core_sleep.deadline();
+                core_quiet.poll(cx, clock.now(), due, |cx| core_sleep.as_mut().poll(cx))
+            }) => {}
+            _ = poll_fn(|cx| path_tick.poll_tick(cx, clock.now())) => {
                 let now = now_us();
                 logs.path(now, &PathSample::from_quinn(conn))?;
                 logs.sender(&regime.sample(now, core.pending_bytes()))?;
             }
-            _ = chan_tick.tick() => {
+            _ = poll_fn(|cx| chan_tick.poll_tick(cx, clock.now())) => {
                 logs.channels(now_us(), &core.channel_stats())?;
                 logs.flush()?;
             }
-            _ = meter_tick.tick(), if meter_pending => {}
+            _ = poll_fn(|cx| meter_tick.poll_tick(cx, clock.now())), if meter_pending => {}
         }
         let now = now_us();
         if now >= core.poll_timeout() {

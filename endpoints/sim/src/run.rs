@@ -65,7 +65,6 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
     srt.rt.block_on(local.run_until(async move {
         // Made at the origin, before anything ran: one Unix time base for every process.
         let clock = Clock::virtual_with(spec.epoch_unix_ns, simnet::clock::now);
-        tokio::spawn(net.clone().driver());
         let outcomes = Rc::new(RefCell::new(vec![
             ProcessOutcome::default();
             spec.processes.len()

@@ -6,7 +6,7 @@
 //! [`crate::runtime::SimRuntime`] the paused clock moves only while the runtime parks (tokio
 //! jumps it to the next timer) and when the driver advances it, so [`now`] keeps the last
 //! reading per thread and [`forget`] drops it at exactly those points (the runtime's park and
-//! unpark hooks, and the driver before it advances): between them every read gives what
+//! unpark hooks, and the driver when it advances): between them every read gives what
 //! tokio's clock gives.
 
 use std::cell::Cell;

@@ -1,10 +1,17 @@
 //! The driver: moves packets out of the link at their exit times and writes the stats lines,
 //! moving tokio's paused clock with ns precision (see [`crate::runtime`] for why and how).
+//!
+//! It is no task: the runtime calls [`Shared::on_idle`] from its park hook, exactly when
+//! every task waits at the current instant. A task would cost a poll each time the runtime
+//! goes idle, another after each move of the clock, and a wake-up by the sends that bring an
+//! event forward; the hook re-plans at every idle instant instead, so a send wakes nothing.
 
-use crate::clock::MS_NS;
-use crate::net::SimNet;
-use std::future::{poll_fn, Future};
-use std::task::Poll;
+use crate::clock::{forget, MS_NS};
+use crate::net::Shared;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Waker};
+use std::time::Duration;
 
 /// How the driver waits for its next event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,102 +39,91 @@ pub fn plan(now_ns: u64, next_ns: Option<u64>) -> Plan {
     }
 }
 
-/// What the driver waits for.
-#[derive(Clone, Copy)]
-enum Until {
-    /// The runtime idle at the current instant: every task that can run now has run.
-    Idle,
-    /// This ms boundary (a tokio timer), or a send bringing an earlier event.
-    Tick(u64),
-    /// A send.
-    Send,
-}
-
-impl SimNet {
-    /// The driver future: spawn it once on the runtime the net was built on; it runs until
-    /// [`SimNet::finish`] (then returns) or is dropped.
+impl Shared {
+    /// The runtime is idle at the current instant: every task that can run now has run
+    /// (called from the park hook, [`crate::runtime::build`]).
     ///
-    /// It handles an instant only once the runtime is idle at it, so everything the endpoints
-    /// do at that instant (sends included) comes first, as linkem's `enqueue` has it ("an
-    /// opportunity at exactly now serves this packet"); what it delivers is read at the same
-    /// instant, before the clock moves on.
-    pub async fn driver(self) {
-        let origin = self.shared.origin;
-        // The runtime is known to be idle at the current instant without asking.
-        let mut idle = false;
+    /// It handles an instant only then, so everything the endpoints do at that instant
+    /// (sends included) comes first, as linkem's `enqueue` has it ("an opportunity at exactly
+    /// now serves this packet"); what it delivers is read at the same instant, before the
+    /// clock moves on (the readers it wakes run, and the runtime is idle here again).
+    pub(crate) fn on_idle(&self) {
         loop {
-            if !std::mem::take(&mut idle) {
-                self.wait(Until::Idle).await;
-            }
-            let now = origin.now_ns();
+            let now = self.origin.now_ns();
             let (delivered, next) = {
-                let mut st = self.shared.lock();
+                let mut st = self.lock();
                 let delivered = st.poll(now);
                 st.tick_stats(now);
                 if st.is_finished() {
+                    drop(st);
+                    self.disarm();
                     return;
                 }
                 (delivered, st.next_event_ns())
             };
             if delivered > 0 {
                 // Its readers run at this instant first.
-                continue;
+                return;
             }
             match plan(now, next) {
                 Plan::Now => {}
                 Plan::Advance(t) => {
-                    // advance moves the clock at its first poll, before it yields.
-                    crate::clock::forget();
-                    tokio::time::advance(std::time::Duration::from_nanos(t - now)).await;
+                    advance_clock(Duration::from_nanos(t - now));
+                    if t.is_multiple_of(MS_NS) {
+                        // Timers due at this tick fire first (the runtime processes them
+                        // before it runs anything); the next idle instant handles `t`.
+                        return;
+                    }
                     // Off the ms grid no timer fires (tokio's ticks are whole ms), and the
-                    // runtime was idle when the driver moved the clock: nothing can run at
-                    // `t` before the driver, so asking whether it is idle there is a wasted
-                    // park (one per packet).
-                    idle = !t.is_multiple_of(MS_NS);
+                    // runtime was idle when the clock moved: nothing can run at `t` before
+                    // the link, so it handles `t` at once.
                 }
-                Plan::Sleep(t) => self.wait(Until::Tick(t)).await,
-                Plan::Wait => self.wait(Until::Send).await,
+                Plan::Sleep(t) => {
+                    self.arm(t);
+                    return;
+                }
+                Plan::Wait => {
+                    self.disarm();
+                    return;
+                }
             }
         }
     }
 
-    async fn wait(&self, until: Until) {
-        let origin = self.shared.origin;
-        let mut sleep = match until {
-            Until::Tick(t) => Some(Box::pin(tokio::time::sleep_until(origin.at(t)))),
-            _ => None,
-        };
-        // The time the driver comes back by itself: a send with an event before it wakes it.
-        let planned_ns = match until {
-            Until::Idle => Some(0),
-            Until::Tick(t) => Some(t),
-            Until::Send => None,
-        };
-        let want_idle = matches!(until, Until::Idle);
-        poll_fn(|cx| {
-            let mut s = self.shared.signal.lock().expect("signal lock");
-            let ready = if want_idle {
-                s.idle_fired
-            } else {
-                s.dirty
-                    || sleep
-                        .as_mut()
-                        .is_some_and(|sl| sl.as_mut().poll(cx).is_ready())
-            };
-            s.idle_fired = false;
-            s.dirty = false;
-            if ready {
-                s.planned_ns = Some(0);
-                s.idle_armed = false;
-                return Poll::Ready(());
+    /// Keep a tokio timer at `t` (a ms boundary), so that the parked runtime's clock stops
+    /// there (or at an earlier timer of some task). Nothing waits on it: the runtime goes
+    /// idle at `t` and calls the hook.
+    fn arm(&self, t: u64) {
+        let at = self.origin.at(t);
+        let mut slot = self.timer.lock().expect("timer lock");
+        if let Some(s) = slot.as_mut() {
+            if s.deadline() != at {
+                s.as_mut().reset(at);
             }
-            s.waker = Some(cx.waker().clone());
-            s.idle_armed = want_idle;
-            s.planned_ns = planned_ns;
-            Poll::Pending
-        })
-        .await
+            return;
+        }
+        let mut s = Box::pin(tokio::time::sleep_until(at));
+        // Registers the timer (a new Sleep is registered at its first poll or reset).
+        s.as_mut().reset(at);
+        *slot = Some(s);
     }
+
+    /// No timer needed: nothing happens on the link until a send.
+    fn disarm(&self) {
+        self.timer.lock().expect("timer lock").take();
+    }
+}
+
+/// Move tokio's paused clock forward by `d` now, from the runtime's park hook.
+///
+/// `tokio::time::advance` moves the clock at its first poll and then yields (it wakes its
+/// task through the scheduler's deferred list, here a no-op waker, which also makes the
+/// runtime process its timers before it runs anything). Only the move is wanted: the future
+/// is dropped after that first poll.
+fn advance_clock(d: Duration) {
+    let mut fut = pin!(tokio::time::advance(d));
+    let _ = fut.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    forget();
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 //! the same `linkem.json` the userspace emulator reads). Every bound address gets a
 //! [`quinn::AsyncUdpSocket`]; a datagram sent to another side enters the direction
 //! (`a_to_b`: from side "a", the uplink) with the bytes of the Ethernet frame the real path
-//! carries, and the driver future ([`SimNet::driver`]) moves it out at the model's exit time
-//! into the destination socket's receive queue, optionally bounded like a kernel receive
+//! carries, and the driver ([`driver`], run by the runtime whenever it is idle) moves it out
+//! at the model's exit time into the destination socket's receive queue, optionally bounded like a kernel receive
 //! buffer ([`rcvbuf`]). Stats lines are the ones real linkem writes ([`linkem::stats`]).
 //!
 //! Time is tokio's paused clock on a current-thread runtime from [`runtime::build`]; see

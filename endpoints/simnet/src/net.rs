@@ -3,7 +3,7 @@
 use crate::clock::Origin;
 use crate::packet_log::PacketLog;
 use crate::rcvbuf::{Datagram, RecvCounters, RecvQueue};
-use crate::runtime::{Signal, SimRuntime};
+use crate::runtime::SimRuntime;
 use crate::socket::SimSocket;
 use crate::stats::{StatsOut, StatsWriter, DIR_NAMES};
 use crate::FRAME_OVERHEAD_BYTES;
@@ -13,8 +13,10 @@ use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
+use tokio::time::Sleep;
 
 /// Which side of the link a node is on: "a" is linkem's iface_a (the guests' side), so a
 /// datagram from side a to side b crosses `a_to_b`, the uplink.
@@ -124,27 +126,14 @@ pub(crate) fn recycle(spare: &mut Vec<Vec<u8>>, buf: Vec<u8>) {
 
 pub(crate) struct Shared {
     pub state: Mutex<State>,
-    pub signal: Arc<Mutex<Signal>>,
+    /// The driver's timer at the link's next event's ms boundary ([`crate::driver`]).
+    pub timer: Mutex<Option<Pin<Box<Sleep>>>>,
     pub origin: Origin,
 }
 
 impl Shared {
     pub fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().expect("simnet state lock")
-    }
-
-    /// The link's next event is now `next_ns`: wake the driver if it would otherwise wake
-    /// later (a driver that wakes first re-plans anyway; sparing it the wake-up matters, as a
-    /// send is the most frequent event).
-    pub fn poke(&self, next_ns: Option<u64>) {
-        let mut s = self.signal.lock().expect("signal lock");
-        if next_ns.is_none() || s.planned_ns.zip(next_ns).is_some_and(|(p, n)| n >= p) {
-            return;
-        }
-        s.dirty = true;
-        if let Some(w) = s.waker.take() {
-            w.wake();
-        }
     }
 }
 
@@ -208,13 +197,19 @@ impl SimNet {
             errors: Vec::new(),
             spare: Vec::new(),
         };
-        Ok(SimNet {
-            shared: Arc::new(Shared {
-                state: Mutex::new(state),
-                signal: rt.signal.clone(),
-                origin: rt.origin,
-            }),
-        })
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state),
+            timer: Mutex::new(None),
+            origin: rt.origin,
+        });
+        // From now on the runtime drives the link whenever it is idle.
+        rt.net.set(Arc::downgrade(&shared)).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "this runtime already drives a SimNet (one per runtime)",
+            )
+        })?;
+        Ok(SimNet { shared })
     }
 
     /// The sockets of the node with address `addr` (None: no such node).

@@ -65,14 +65,11 @@ impl AsyncUdpSocket for SimSocket {
     fn try_send(&self, t: &Transmit) -> io::Result<()> {
         let now = self.shared.origin.now_ns();
         let seg = t.segment_size.unwrap_or(t.contents.len()).max(1);
-        let next = {
-            let mut st = self.shared.lock();
-            for chunk in t.contents.chunks(seg) {
-                st.send(now, self.key, t.destination, chunk)?;
-            }
-            st.next_event_ns()
-        };
-        self.shared.poke(next);
+        // The driver re-plans when the runtime is next idle: a send wakes nothing.
+        let mut st = self.shared.lock();
+        for chunk in t.contents.chunks(seg) {
+            st.send(now, self.key, t.destination, chunk)?;
+        }
         Ok(())
     }
 
@@ -96,9 +93,6 @@ impl AsyncUdpSocket for SimSocket {
                 // The reader waits for a core: the driver wakes it when the stall ends.
                 s.waker = Some(cx.waker().clone());
                 s.stall_wake_ns = Some(end);
-                let next = st.next_event_ns();
-                drop(guard);
-                self.shared.poke(next);
                 return Poll::Pending;
             }
         }

@@ -27,7 +27,6 @@ fn exchange(
     let rt = simnet::build().unwrap();
     rt.rt.block_on(async {
         let net = net(&rt, link, rcvbuf, None);
-        tokio::spawn(net.clone().driver());
         let (src_ip, dst_ip) = if reverse {
             (HOST, GUEST)
         } else {
@@ -207,7 +206,6 @@ fn the_packet_log_has_every_frame_in_linkems_format() {
             &direction(10_000_000, 1_000, r#"{"kind": "none"}"#, 5 * 1042),
         );
         let net = net_full(&rt, l, None, None, None, Some(path.clone()));
-        tokio::spawn(net.clone().driver());
         let a = bind(&net, GUEST, 5000);
         let _b = bind(&net, HOST, 6000);
         for _ in 0..20 {
@@ -252,7 +250,6 @@ fn stats_lines_are_linkems_per_interval_and_final() {
             None,
             Some(path.clone()),
         );
-        tokio::spawn(net.clone().driver());
         let a = bind(&net, GUEST, 5000);
         let _b = bind(&net, HOST, 6000);
         // 10 datagrams in the first second, 5 in the second, then silence until 3.5 s.
@@ -309,7 +306,6 @@ fn other_tasks_timers_still_fire_on_their_ms_tick_while_packets_leave_between_ti
             &direction(10_000_000, 2_300, r#"{"kind": "none"}"#, 1_000_000),
         );
         let net = net(&rt, l, None, None);
-        tokio::spawn(net.clone().driver());
         let timer_net = net.clone();
         let timers = tokio::spawn(async move {
             let mut t = Vec::new();
@@ -352,7 +348,6 @@ fn bursts_to_a_stalled_reader(
             &direction(1_000_000_000, 1_000, r#"{"kind": "none"}"#, 10_000_000),
         );
         let net = net_with_stall(&rt, l, rcvbuf, stall, None);
-        tokio::spawn(net.clone().driver());
         let host = bind(&net, HOST, 5000);
         let guest = bind(&net, GUEST, 6000);
         let reader_net = net.clone();
@@ -421,7 +416,6 @@ fn kept_clock_mismatches() -> u32 {
             &direction(10_000_000, 2_300, r#"{"kind": "none"}"#, 1_000_000),
         );
         let net = net(&rt, l, None, None);
-        tokio::spawn(net.clone().driver());
         let same = || simnet::clock::now() == tokio::time::Instant::now();
         let timers = tokio::spawn(async move {
             let mut bad = 0;

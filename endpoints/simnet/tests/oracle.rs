@@ -50,7 +50,6 @@ fn simulated(cfg: linkem::Config) -> Vec<(u32, u64)> {
     let rt = simnet::build().unwrap();
     rt.rt.block_on(async {
         let net = net(&rt, cfg, None, None);
-        tokio::spawn(net.clone().driver());
         let a = bind(&net, GUEST, 5000);
         let b = bind(&net, HOST, 6000);
         let origin = tokio::time::Instant::now();
