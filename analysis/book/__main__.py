@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 from analysis.book import agreement, results, workloads
-from analysis.book.papers import PAPERS, RISE
+from analysis.book.papers import PAPERS, RISE, Paper
 from priolab.paths import REPO_ROOT
 from priolab.workloads import WORKLOADS
+from priolab.workloads.rise import book_claims
 
 
 def _commit(repo: Path) -> str:
@@ -58,6 +59,10 @@ def rise_report(res: Path, site: str = "") -> list[str]:
     ]
 
 
+def _has_runs(paper: Paper, res: Path) -> bool:
+    return any((res / n / "runs.csv").is_file() for n in paper.scenarios)
+
+
 def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list[Path]:
     """Every generated page; `res_sim`: the sim site's results folder (the agreement page
     reads both)."""
@@ -68,13 +73,18 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
     commit = _commit(repo)
     written = []
     for paper in PAPERS:
-        extra = None
+        extra, page_res = None, res
         if paper is RISE:
-            extra = rise_report(res, "mininet") + (
-                rise_report(res_sim, "sim") if res_sim and res_sim != res else []
+            sim = res_sim if res_sim and res_sim != res else None
+            extra = (
+                book_claims.section([res, *([sim] if sim else [])], results.scenario_files(repo))
+                + rise_report(res, "mininet")
+                + (rise_report(sim, "sim") if sim else [])
             )
+            if sim and not _has_runs(RISE, res) and _has_runs(RISE, sim):
+                page_res = sim  # RISE's summaries, figures and provenance from where it ran
         p = out / "results" / f"{paper.key}.md"
-        p.write_text(results.page(paper, res, out / "results", repo, commit, extra))
+        p.write_text(results.page(paper, page_res, out / "results", repo, commit, extra))
         written.append(p)
     kinds = {n: paper.kind for paper in PAPERS for n in paper.scenarios}
     p = out / "results" / "agreement.md"
