@@ -133,6 +133,13 @@ def test_rise_page_opens_with_the_claims_of_the_sim_runs(tmp_path: Path) -> None
     the sim runs' summaries instead of saying that no runs are present."""
     d = fb_transport(tmp_path / "results-sim", "sim", 282.0, WL_DIAG)
     (d / "summary.md").write_text("# rise-transport\n\nthe summary of the sim runs\n")
+    pic = tmp_path / "results-sim" / "picture"
+    pic.mkdir()
+    pd.DataFrame(
+        [{"scenario": "rise-transport", "setting": "FB-4K-Low", "scheme": s, "rep": 1,
+          "source": "forest.exr", "mismatch_median_deg": 1.0, "ssim_mean": 0.9,
+          "psnr_mean_db": 30.0} for s in ("nopri", "pri")]
+    ).to_csv(pic / "runs.csv", index=False)  # fmt: skip
     build(tmp_path / "results", tmp_path / "docs", REPO_ROOT, tmp_path / "results-sim")
     text = (tmp_path / "docs" / "results" / "rise.md").read_text()
     assert "No runs are present" not in text
@@ -140,3 +147,5 @@ def test_rise_page_opens_with_the_claims_of_the_sim_runs(tmp_path: Path) -> None
     row = next(x for x in text.splitlines() if x.startswith("| Fig. 5 | FB/4K/Low: median"))
     assert "| sim | `scenarios/rise-transport.yaml` | FB-4K-Low | reproduced" in row
     assert text.index("## The paper's claims beside") < text.index("## The reproduction report")
+    assert "### Fig. 7: picture quality (SSIM, PSNR)" in text  # the sim site's scored runs
+    assert "| rise-transport/FB-4K-Low | 1+1 |" in text

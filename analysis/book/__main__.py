@@ -35,7 +35,7 @@ def rise_report(res: Path, site: str = "") -> list[str]:
     key-frame causes, the frame-tick phase, the map) for the RISE scenarios aggregated under
     `res`, demoted under one heading; `site` names the site in the heading (runs of two sites
     are never pooled: one report per results tree)."""
-    from priolab.workloads.rise import reproduction
+    from priolab.workloads.rise import picture, reproduction
 
     dirs = [
         res / n
@@ -50,12 +50,14 @@ def rise_report(res: Path, site: str = "") -> list[str]:
     )
     body = text.split("\n", 1)[1]  # its own title goes
     where = f" on the {site} site ({res.name}/)" if site else ""
+    pic = picture.section(res / "picture" / "runs.csv")  # Fig. 7, where it was scored
     return [
         f"## The reproduction report{where} (claims by path, regime, freezes, key frames, "
         "the frame-tick phase, the map)",
         "",
         *results._demote(body, 1),
         "",
+        *results._demote("\n".join(pic), 1),
     ]
 
 
