@@ -122,13 +122,14 @@ def test_a_run_is_scored_on_the_frames_of_its_window(tmp_path: Path) -> None:
 
 def test_the_section_gives_each_scheme_and_the_gain(tmp_path: Path) -> None:
     rows = [{"scenario": "quick", "setting": "WL", "scheme": s, "rep": i, "source": "forest.exr",
+             "every": 30,
              "mismatch_median_deg": m, "ssim_mean": v, "psnr_mean_db": p}
             for s, m, v, p in (("nopri", 8.0, 0.5, 20.0), ("pri", 1.0, 0.75, 30.0))
             for i in range(3)]  # fmt: skip
     f = tmp_path / "picture.csv"
     pd.DataFrame(rows).to_csv(f, index=False)
     text = "\n".join(picture.section(f))
-    assert "Source picture: forest.exr" in text
+    assert "Source picture: forest.exr" in text and "every 30th displayed" in text
     row = next(x for x in text.splitlines() if x.startswith("| quick/WL |"))
     cells = [c.strip() for c in row.split("|")]
     assert cells[2] == "3+3" and cells[5] == "50 [50, 50]" and cells[7] == "50 [50, 50]"

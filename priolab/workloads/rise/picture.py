@@ -185,7 +185,7 @@ def score_runs(image: Path, scenario_dirs: list[Path], every: int = EVERY) -> pd
         for r in runs.itertuples():
             label = getattr(r, "setting_label", r.setting)
             rows.append({"scenario": d.name, "setting": label, "scheme": r.scheme,
-                         "speed": r.speed, "rep": r.rep, "source": image.name,
+                         "speed": r.speed, "rep": r.rep, "source": image.name, "every": every,
                          **run_scores(Path(r.path), equi, every)})  # fmt: skip
     return pd.DataFrame(rows)
 
@@ -223,7 +223,8 @@ def section(csv: Path) -> list[str]:
                 r = bootstrap_ratio_ci(vb, va) if va and vb else (math.nan,) * 3
                 cells.append(ci(tuple((x - 1) * 100 for x in r)))  # type: ignore[arg-type]
         lines.append(f"| {sc}/{st} | " + " | ".join(cells) + " |")
-    lines += ["", f"Frames scored per run: every {fmt(EVERY)}th displayed in the window.", ""]
+    every = ", ".join(fmt(x) for x in sorted(set(t["every"]))) if "every" in t else "?"
+    lines += ["", f"Frames scored per run: every {every}th displayed in the window.", ""]
     return lines
 
 
