@@ -12,6 +12,7 @@ from book import agreement, results, workloads
 from book.papers import PAPERS, RISE
 from priolab.paths import REPO_ROOT
 from priolab.workloads import WORKLOADS
+from priolab.workloads.rise import book_claims
 
 
 def _commit(repo: Path) -> str:
@@ -34,7 +35,7 @@ def rise_report(res: Path, site: str = "") -> list[str]:
     key-frame causes, the frame-tick phase, the map) for the RISE scenarios aggregated under
     `res`, demoted under one heading; `site` names the site in the heading (runs of two sites
     are never pooled: one report per results tree)."""
-    from priolab.workloads.rise import reproduction
+    from priolab.workloads.rise import picture, reproduction
 
     dirs = [
         res / n
@@ -49,12 +50,14 @@ def rise_report(res: Path, site: str = "") -> list[str]:
     )
     body = text.split("\n", 1)[1]  # its own title goes
     where = f" on the {site} site ({res.name}/)" if site else ""
+    pic = picture.section(res / "picture" / "runs.csv")  # Fig. 7, where it was scored
     return [
         f"## The reproduction report{where} (claims by path, regime, freezes, key frames, "
         "the frame-tick phase, the map)",
         "",
         *results._demote(body, 1),
         "",
+        *results._demote("\n".join(pic), 1),
     ]
 
 
@@ -71,8 +74,11 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
     for paper in PAPERS:
         extra = None
         if paper is RISE:
-            extra = rise_report(res, "mininet") + (
-                rise_report(res_sim, "sim") if res_sim and res_sim != res else []
+            sim = res_sim if res_sim and res_sim != res else None
+            extra = (
+                book_claims.section([res, *([sim] if sim else [])], results.scenario_files(repo))
+                + rise_report(res, "mininet")
+                + (rise_report(sim, "sim") if sim else [])
             )
         p = out / "results" / f"{paper.key}.md"
         p.write_text(results.page(paper, trees, out / "results", repo, commit, extra))

@@ -64,6 +64,7 @@ RISE = Paper(
         "rise-bitrate",
         "rise-bitrate-wl",
         "rise-content",
+        "rise-content-wl",
         "rise-content-traces",
         "rise-freeze-map",
         "map-loss-queue",

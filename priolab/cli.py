@@ -58,6 +58,8 @@ def _run_one(args: argparse.Namespace) -> int:
     from priolab.scenario import expand, find_run, load
 
     sc = load(args.scenario)
+    if args.reps:  # the workflow's `reps=N`: repetitions 1..N whatever the file says
+        sc = sc.model_copy(update={"repetitions": args.reps})
     runs = expand(sc, Path(args.scenario))
     spec = find_run(runs, args.setting, args.scheme, args.speed, args.rep, args.scenario)
     out = Path(args.out) if args.out else Path(args.results) / spec.rel_dir
@@ -140,6 +142,13 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--scheme", default="default")
     r.add_argument("--speed", default="default")
     r.add_argument("--rep", type=int, default=1)
+    r.add_argument(
+        "--reps",
+        type=int,
+        default=0,
+        help="the scenario's repetitions, overriding the file's (Snakemake's `reps=N`); "
+        "0: as the file says",
+    )
     r.add_argument("--out", help="run directory (default: RESULTS/<scenario>/<setting>/...)")
     r.add_argument("--results", default="results")
     r.add_argument("--backend", choices=["auto", "tc", "userspace"])

@@ -111,7 +111,7 @@ REPORT_SCENARIOS = [
     n
     for n in (
         "quick", "map-loss-queue", "rise-transport-wl", "rise-direction-wl", "rise-bitrate-wl",
-        "rise-transport", "rise-direction", "rise-bitrate",
+        "rise-transport", "rise-direction", "rise-bitrate", "rise-content", "rise-content-wl",
         "map-policer", "map-cc-loss", "map-buffer-keyframe",
     )
     if n in SCENARIOS

@@ -192,8 +192,9 @@ def test_run_with_no_logs_gives_nan_not_zero():
     m, gf, _ = compute_metrics(tables, {"guest": None, "host": None}, 10.0)
     assert gf.empty
     for k in ("mtp_median_ms", "freeze_rate_pct", "freeze_duration_s", "retx_rate_pct_guest",
-              "keyframe_rate_pct_host", "mismatch_p95_deg", "goodput_down_mbps",
-              "quinn_wait_us_p99_guest", "linkem_drops_queue_up", "stall_time_s",
+              "keyframe_rate_pct_host", "mismatch_p95_deg", "mismatch_p99_deg",
+              "goodput_down_mbps", "quinn_wait_us_p99_guest", "linkem_drops_queue_up",
+              "stall_time_s",
               "displayed_fps", "tracking_delivery_pct_up", "transport_limited_pct_guest",
               "cwnd_to_video_bdp_guest", "deadline_expirations_host"):  # fmt: skip
         assert math.isnan(m[k]), k

@@ -90,6 +90,21 @@ def test_a_sim_run_lands_as_a_mininet_run_does(fake_sim: Path, tmp_path: Path) -
     assert json.loads((out / "linkem.json").read_text())["a_to_b"]["loss"]["kind"] == "iid"
 
 
+def test_reps_makes_a_repetition_beyond_the_files_a_matrix_point(
+    fake_sim: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Snakemake's `reps=10` asks run-one for rep 7 of quick.yaml (4 repetitions): `--reps`
+    (rules/scripts/run_one.py passes it) makes that a matrix point; without it rep 7 is refused,
+    naming --rep."""
+    args = ["run-one", str(REPO / "scenarios" / "quick.yaml"), *QUICK_ARGS[:6], "--rep", "7",
+            "--site", "sim", "--results", str(tmp_path / "r")]  # fmt: skip
+    assert cli.main(args) == 2
+    assert "--rep: 7 is not in the matrix" in capsys.readouterr().err
+    assert cli.main([*args, "--reps", "10"]) == 0
+    meta = json.loads((tmp_path / "r" / REL.parent / "r7" / rundir.METADATA).read_text())
+    assert meta["valid"] and meta["run"]["rep"] == 7
+
+
 MODES = [
     ("exit-code", "rise-guest exited with code 3"),
     ("no-report", "priolab-sim wrote no readable sim-report.json"),

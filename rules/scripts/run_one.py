@@ -12,4 +12,6 @@ argv = [
 ]  # fmt: skip
 if sm.params.backend:
     argv += ["--backend", sm.params.backend]
+if int(sm.config.get("reps") or 0):  # reps=N ran the matrix with repetitions 1..N
+    argv += ["--reps", str(int(sm.config["reps"]))]
 subprocess.run(argv, check=True)

@@ -107,21 +107,25 @@ def tracking_trace(tracking_sent: pd.DataFrame) -> tuple[TrackingTrace, int] | N
     return TrackingTrace(times_s, q), t0
 
 
-def mismatch_deg(displays: pd.DataFrame, tracking_sent: pd.DataFrame) -> np.ndarray:
-    """Per displayed frame: geodesic angle (deg) between the receiver's orientation in the
-    tracking sample the frame was rendered from (tracking_sent row with that sample_id) and its
-    orientation at display time (slerp between the neighbouring samples of tracking_sent;
-    held constant outside the sampled span). NaN where the sample id is unknown."""
-    out = np.full(len(displays), NAN)
+def orientation_pairs(
+    displays: pd.DataFrame, tracking_sent: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per displayed frame, the receiver's orientation in the tracking sample the frame was
+    rendered from (tracking_sent row with that sample_id) and its orientation at display time
+    (slerp between the neighbouring samples of tracking_sent; held constant outside the
+    sampled span): (known, q_used, q_now), quaternions of the frames where `known` (a mask
+    over `displays`: the sample id is in tracking_sent)."""
+    known = np.zeros(len(displays), bool)
+    none = np.zeros((0, 4))
     tr = tracking_trace(tracking_sent)
     if tr is None or displays.empty:
-        return out
+        return known, none, none
     trace, t0 = tr
     by_id = tracking_sent.drop_duplicates("sample_id", keep="last").set_index("sample_id")
     ids = displays["tracking_sample_id"].to_numpy(np.int64)
     known = np.isin(ids, by_id.index.to_numpy())
     if not known.any():
-        return out
+        return known, none, none
     rows = by_id.loc[ids[known]]
     q_used = euler_to_quat(
         rows["yaw_rad"].to_numpy(np.float64),
@@ -129,8 +133,16 @@ def mismatch_deg(displays: pd.DataFrame, tracking_sent: pd.DataFrame) -> np.ndar
         rows["roll_rad"].to_numpy(np.float64),
     )
     t_disp = (displays["display_time_us"].to_numpy(np.int64)[known] - t0) / 1e6
-    q_now = trace.orientation_at(t_disp)
-    out[known] = np.degrees(geodesic_angle(q_used, q_now))
+    return known, q_used, trace.orientation_at(t_disp)
+
+
+def mismatch_deg(displays: pd.DataFrame, tracking_sent: pd.DataFrame) -> np.ndarray:
+    """Per displayed frame: geodesic angle (deg) between the two orientations of
+    `orientation_pairs`. NaN where the sample id is unknown."""
+    out = np.full(len(displays), NAN)
+    known, q_used, q_now = orientation_pairs(displays, tracking_sent)
+    if known.any():
+        out[known] = np.degrees(geodesic_angle(q_used, q_now))
     return out
 
 
@@ -312,8 +324,8 @@ def compute_metrics(
         m[f"retx_rate_pct_{ep}"] = retx_rate_pct(tables["channels"], ep)
         m[f"keyframe_rate_pct_{ep}"] = keyframe_rate_pct(tables["frames_sent"], ep)
         m.update(keyframe_causes(tables["frames_sent"], ep))
-    m["mismatch_median_deg"], m["mismatch_p95_deg"] = percentiles(
-        inw["mismatch_deg"].to_numpy(), (50, 95)
+    m["mismatch_median_deg"], m["mismatch_p95_deg"], m["mismatch_p99_deg"] = percentiles(
+        inw["mismatch_deg"].to_numpy(), (50, 95, 99)
     )
     disp, sent = tables["frames_displayed"], tables["frames_sent"]
     m["goodput_down_mbps"] = goodput_mbps(_ep(disp, "guest"), _ep(sent, "host"), duration_s)

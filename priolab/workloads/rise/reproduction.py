@@ -63,6 +63,18 @@ PLACES: dict[str, list[tuple[str, str, str]]] = {
         ("rise-direction-wl", "FB-4K-Low-L0.05", WL),
     ],
 }
+# Fig. 6 per movement speed: rise-content(-wl) runs each setting at every speed, so their rows
+# are `<setting>/<speed>` (runs.csv `setting_label`; `load` keeps speeds apart). The moderate
+# speed is also every rise-transport(-wl) run (40 deg/s): rise-content-wl runs only slow and fast.
+SPEEDS = ("slow", "moderate", "fast")
+for _st in ("5G-FHD-Low", "FB-4K-Low"):
+    for _sp in SPEEDS:
+        PLACES[f"{_st}/{_sp}"] = [
+            ("rise-content", f"{_st}/{_sp}", IDEAL),
+            ("rise-content-wl", f"{_st}/{_sp}", WL),
+        ]
+    PLACES[f"{_st}/moderate"] = PLACES[_st] + PLACES[f"{_st}/moderate"]
+FIG6_SETTINGS = ("5G-FHD-Low", "FB-4K-Low")
 ALL_BITRATES = tuple(f"V{b}M" for b in (15, 20, 25, 30, 35, 40))  # Fig. 10
 for _b in (15, 20, 25, 30, 35, 40):
     PLACES[f"V{_b}M"] = [("rise-bitrate", f"V{_b}M", IDEAL), ("rise-bitrate-wl", f"V{_b}M", WL)]
@@ -141,26 +153,89 @@ CLAIMS = [
         scheme="",
         upper_bound=True,
     ),
+    # Fig. 6 (seeds/000 section 4.3): "zero median mismatch under slow movement and reduces
+    # 95th and 99th percentile mismatches by 2.5 – 7.8× and 1.8 – 6.4×"; "For moderate and fast
+    # movement ... median reductions reach 2.1 – 11× in 5G networks and 1.5 – 15× in fixed
+    # broadband networks; 95th and 99th percentile improvements range from 3 – 7× and 2.5 – 4×
+    # for moderate movement, and 2.5 – 28× and 4 – 18× for fast movement."
+    Claim(
+        "Fig. 6",
+        "slow movement: w/ Pri's median position mismatch is zero (°)",
+        (0, 0),
+        "mismatch_median_deg",
+        tuple(f"{s}/slow" for s in FIG6_SETTINGS),
+        base="pri",
+        scheme="",
+    ),
+    Claim(
+        "Fig. 6",
+        "slow movement: p95 position mismatch 2.5–7.8× lower",
+        (2.5, 7.8),
+        "mismatch_p95_deg",
+        tuple(f"{s}/slow" for s in FIG6_SETTINGS),
+    ),
+    Claim(
+        "Fig. 6",
+        "slow movement: p99 position mismatch 1.8–6.4× lower",
+        (1.8, 6.4),
+        "mismatch_p99_deg",
+        tuple(f"{s}/slow" for s in FIG6_SETTINGS),
+    ),
     Claim(
         "Fig. 6",
         "FB, moderate movement: median position mismatch 1.5–15× lower",
         (1.5, 15),
         "mismatch_median_deg",
-        ("FB-4K-Low", "FB-4K-High"),
+        ("FB-4K-Low/moderate", "FB-4K-High"),
     ),
     Claim(
         "Fig. 6",
         "5G, moderate movement: median position mismatch 2.1–11× lower",
         (2.1, 11),
         "mismatch_median_deg",
-        ("5G-FHD-Low",),
+        ("5G-FHD-Low/moderate",),
     ),
     Claim(
         "Fig. 6",
         "moderate movement: p95 position mismatch 3–7× lower",
         (3, 7),
         "mismatch_p95_deg",
-        ("5G-FHD-Low", "FB-4K-Low", "FB-4K-High"),
+        ("5G-FHD-Low/moderate", "FB-4K-Low/moderate", "FB-4K-High"),
+    ),
+    Claim(
+        "Fig. 6",
+        "moderate movement: p99 position mismatch 2.5–4× lower",
+        (2.5, 4),
+        "mismatch_p99_deg",
+        ("5G-FHD-Low/moderate", "FB-4K-Low/moderate", "FB-4K-High"),
+    ),
+    Claim(
+        "Fig. 6",
+        "FB, fast movement: median position mismatch 1.5–15× lower",
+        (1.5, 15),
+        "mismatch_median_deg",
+        ("FB-4K-Low/fast",),
+    ),
+    Claim(
+        "Fig. 6",
+        "5G, fast movement: median position mismatch 2.1–11× lower",
+        (2.1, 11),
+        "mismatch_median_deg",
+        ("5G-FHD-Low/fast",),
+    ),
+    Claim(
+        "Fig. 6",
+        "fast movement: p95 position mismatch 2.5–28× lower",
+        (2.5, 28),
+        "mismatch_p95_deg",
+        tuple(f"{s}/fast" for s in FIG6_SETTINGS),
+    ),
+    Claim(
+        "Fig. 6",
+        "fast movement: p99 position mismatch 4–18× lower",
+        (4, 18),
+        "mismatch_p99_deg",
+        tuple(f"{s}/fast" for s in FIG6_SETTINGS),
     ),
     Claim(
         "Fig. 8",
@@ -284,9 +359,12 @@ def exclusion_kinds(excl: pd.DataFrame) -> list[str]:
 
 
 def load(dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(valid runs of every scenario with a `scenario` and a `cpu_pct` column, exclusions)."""
+    """(valid runs of every scenario with `scenario`, `cpu_pct` and `site` columns,
+    exclusions). In a scenario with several speeds `setting` becomes `<setting>/<speed>`
+    (runs.csv's `setting_label`), so no claim or table ever pools two speeds."""
     runs, excl = [], []
     for d in dirs:
+        multi_speed = False
         for name, out in (("runs.csv", runs), ("exclusions.csv", excl)):
             p = d / name
             if not p.is_file():
@@ -295,20 +373,35 @@ def load(dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
                 t = pd.read_csv(p)
             except pd.errors.EmptyDataError:
                 continue
+            if name == "runs.csv" and "setting_label" in t:
+                label = t["setting_label"].fillna(t["setting"]).astype(str)
+                multi_speed = bool((label != t["setting"].astype(str)).any())
+                t["setting"] = label
+            elif name == "exclusions.csv" and multi_speed and "speed" in t:
+                t["setting"] = t["setting"].astype(str) + "/" + t["speed"].astype(str)
             t.insert(0, "scenario", d.name)
             out.append(t)
     r = pd.concat(runs, ignore_index=True) if runs else pd.DataFrame()
     if not r.empty:
-        r["cpu_pct"] = [_cpu(Path(p)) for p in r["path"]]
+        metas = [_meta(Path(p)) for p in r["path"]]
+        r["cpu_pct"] = [_cpu(m) for m in metas]
+        r["site"] = [str((m.get("site") or {}).get("kind") or "–") for m in metas]
     e = pd.concat(excl, ignore_index=True) if excl else pd.DataFrame()
     return r, e
 
 
-def _cpu(run_dir: Path) -> float:
+def _meta(run_dir: Path) -> dict:
     try:
         meta = json.loads((run_dir / rundir.METADATA).read_text())
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _cpu(meta: dict) -> float:
+    try:
         return float(meta["cpu"]["utilisation_mean_pct"])
-    except (OSError, KeyError, TypeError, ValueError):
+    except (KeyError, TypeError, ValueError):
         return math.nan
 
 
@@ -335,26 +428,41 @@ def regime(runs: pd.DataFrame, sc: str, st: str) -> str:
     return f"{kind} ({', '.join(parts)})"
 
 
-def verdict(c: Claim, v: tuple[float, float, float]) -> str:
+# The verdict of a claim, as a code (what book_claims.py decides on) and as the report's text.
+VERDICTS = {
+    "undefined": "undefined (0/0: neither scheme had any)",
+    "no-number": "the paper gives no number: compare the value",
+    "no-ci": "no CI (one run): compare the value",
+    "holds": "holds (CI below the bound)",
+    "fails": "does not hold (CI above the bound)",
+    "straddles": "CI straddles the bound",
+    "lower": "priolab lower (CI below the paper)",
+    "higher": "priolab higher (CI above the paper)",
+    "inside": "paper's value inside the CI",
+}
+
+
+def verdict_code(c: Claim, v: tuple[float, float, float]) -> str:
+    """Where the paper's value lies against priolab's value and CI: a key of VERDICTS."""
     lo, hi = c.paper
     x, a, b = v
     if math.isnan(x):
-        return "undefined (0/0: neither scheme had any)"
+        return "undefined"
     if c.qualitative:
-        return "the paper gives no number: compare the value"
+        return "no-number"
     if math.isnan(a) or math.isnan(b):
-        return "no CI (one run): compare the value"
+        return "no-ci"
     if c.upper_bound:
-        return (
-            "holds (CI below the bound)"
-            if b < hi
-            else ("does not hold (CI above the bound)" if a >= hi else "CI straddles the bound")
-        )
+        return "holds" if b < hi else ("fails" if a >= hi else "straddles")
     if b < lo:
-        return "priolab lower (CI below the paper)"
+        return "lower"
     if a > hi:
-        return "priolab higher (CI above the paper)"
-    return "paper's value inside the CI"
+        return "higher"
+    return "inside"
+
+
+def verdict(c: Claim, v: tuple[float, float, float]) -> str:
+    return VERDICTS[verdict_code(c, v)]
 
 
 def evaluate(c: Claim, runs: pd.DataFrame) -> list[dict[str, object]]:
@@ -377,7 +485,8 @@ def evaluate(c: Claim, runs: pd.DataFrame) -> list[dict[str, object]]:
                 row.update(a=bootstrap_ci(a)[:3], b=bootstrap_ci(b)[:3], n=f"{len(a)}+{len(b)}")
             else:
                 v = bootstrap_ci(a)[:3]
-            row.update(v=v, regime=regime(runs, sc, st), verdict=verdict(c, v))
+            code = verdict_code(c, v)
+            row.update(v=v, regime=regime(runs, sc, st), code=code, verdict=VERDICTS[code])
             out.append(row)
     return out
 
@@ -414,7 +523,7 @@ def summary_table(evaluated: list[tuple[Claim, list[dict[str, object]]]]) -> lis
                 )
                 or "not run"
             )
-        lines.append(f"| {c.figure} | {c.text} | {_paper(c)} | {cells[0]} | {cells[1]} |")
+        lines.append(f"| {c.figure} | {c.text} | {paper_text(c)} | {cells[0]} | {cells[1]} |")
     lines.append("")
     return lines
 
@@ -800,7 +909,7 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
         "paper's value vs CI |"
     )
     for c, ev in evaluated:
-        lines += [f"### {c.figure}: {c.text} — paper: {_paper(c)}", ""]
+        lines += [f"### {c.figure}: {c.text} — paper: {paper_text(c)}", ""]
         rows = claim_rows(c, ev)
         if not rows:
             lines += ["No run of this setting in this report.", ""]
@@ -820,7 +929,7 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _paper(c: Claim) -> str:
+def paper_text(c: Claim) -> str:
     lo, hi = c.paper
     if c.qualitative:
         return "near 0 (no number)"
