@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from analysis.book.judged import decide, standard
+from analysis.book.judged import ci_text, decide, standard
 from analysis.book.papers import ABOVE_1, BELOW_1, DTP, QPR
 from priolab.workloads.dtp.claims import fates, where_blocks_went
 from priolab.workloads.qpr.claims import session, what_the_player_got
@@ -69,6 +69,13 @@ def test_a_ratio_claim_gives_value_n_and_a_reason_from_the_runs() -> None:
     assert j(den, num).verdict.startswith("not reproduced (CI below the paper's 1.2×)")
     held = j(_runs("deadline_ratio", [0.24, 0.25, 0.23]), den)
     assert held.verdict == "reproduced"
+
+
+def test_a_ci_just_off_1_shows_the_digits_that_decide() -> None:
+    assert ci_text(1.0004, 1.0002, 1.0006) == "1 [1, 1.001]"
+    assert ci_text(1.00004, 1.00002, 1.00004) == "1 [1, 1]"  # 4 digits cannot tell either
+    assert ci_text(1.0, 1.0, 1.0) == "1 [1, 1]"  # no spread: nothing to tell
+    assert ci_text(2.5, 2.4, 2.6) == "2.5 [2.4, 2.6]"
 
 
 def test_a_mean_claim_and_the_edges() -> None:

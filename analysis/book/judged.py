@@ -41,6 +41,15 @@ def num_text(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.3g}"
 
 
+def ci_text(x: float, lo: float, hi: float) -> str:
+    """`x [lo, hi]` to 3 significant digits, or 4 when 3 would print one number thrice (a CI
+    that lies just off 1 must not read "1 [1, 1]")."""
+    texts = [num_text(v) for v in (x, lo, hi)]
+    if lo != hi and len(set(texts)) == 1:
+        texts = [f"{v:.4g}" for v in (x, lo, hi)]
+    return f"{texts[0]} [{texts[1]}, {texts[2]}]"
+
+
 def finite(runs: pd.DataFrame, metric: str) -> np.ndarray:
     """The metric's finite values over the runs (none when the column is absent)."""
     if runs.empty or metric not in runs:
@@ -111,7 +120,7 @@ def standard(lo: float, hi: float, metric: str, ratio: bool, paper: str, why: Wh
             x, ci_lo, ci_hi = bootstrap_ratio_ci(a, b) if ratio else bootstrap_ci(a)[:3]
             if not (math.isfinite(ci_lo) and math.isfinite(ci_hi)) or len(a) < 2:
                 return Judged(f"{num_text(x)} (no CI)", n, "no verdict: fewer than 2 runs")
-            value = f"{num_text(x)} [{num_text(ci_lo)}, {num_text(ci_hi)}]"
+            value = ci_text(x, ci_lo, ci_hi)
         kind, where = decide(ci_lo, ci_hi, lo, hi, ratio)
         if kind == "reproduced":
             return Judged(value, n, "reproduced")
