@@ -13,8 +13,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from analysis.judged import Judge
+from analysis.judged import Judge, Why, standard
+from priolab.workloads.dtp.claims import where_blocks_went
 from priolab.workloads.moq import claims as moq_claims
+from priolab.workloads.qpr.claims import what_the_player_got
 from priolab.workloads.roq.figures import PAPER_SSIM
 
 
@@ -34,6 +36,10 @@ class Claim:
     # "not reproduced, because ..." or "differs, because ...", the reason measured. None: the
     # mean or ratio with its CI against lo..hi (results.verdict).
     judge: Judge | None = None
+    # Optional: the denominator's runs come from this setting (of the same scenario and
+    # speed), `den` or else `num` its scheme: a claim across two conditions ("no additional
+    # freezes from 0 to 5 % loss"). Only claims with a judge (Paper.judge) read it.
+    den_setting: str = ""
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,16 @@ class Paper:
     scenarios: tuple[str, ...]  # scenario names (results/<name>/), in order of preference
     claims: tuple[Claim, ...] = field(default=())
     notes: tuple[str, ...] = field(default=())  # markdown lines the page prints after the claims
+    # The workload's measured mechanism (judged.Why): a claim without a judge of its own is
+    # judged by judged.standard over its own range, metric and schemes, with this for its
+    # reasons. None: the CI against the paper's range (results.verdict).
+    why: Why | None = None
+
+    def judge(self, c: Claim) -> Judge | None:
+        if c.judge is not None or self.why is None:
+            return c.judge
+        ratio = bool(c.den or c.den_setting)
+        return standard(c.lo, c.hi, c.metric, ratio, c.paper, self.why)
 
 
 RISE = Paper(
@@ -89,6 +105,107 @@ DTP_ENOUGH = ("8MBps", "10MBps")
 DTP_LOSS = ("loss1", "loss5", "loss10", "loss15", "loss20")
 DTP_FIG3 = ("dtp-bandwidth", "dtp-quick")
 
+# seeds/001 §VI-A.1's other statements on Figs. 3 and 4, each a row of its own
+DTP_BELOW_NEED = ("1MBps", "2MBps", "3MBps", "4MBps", "5MBps")  # below the 6 MB/s needed
+DTP_MORE: tuple[Claim, ...] = (
+    *(
+        Claim(
+            "Fig. 3a, §VI-A.1",
+            f"bandwidth limited: {label} performs way better than QUIC",
+            "> 1×",
+            ABOVE_1,
+            INF,
+            "deadline_ratio",
+            scheme,
+            "quic",
+            DTP_LIMITED,
+            DTP_FIG3,
+        )
+        for scheme, label in (("dtp-d", "DTP-D"), ("dtp-p", "DTP-P"))
+    ),
+    Claim(
+        "Fig. 3a, §VI-A.1",
+        "at 6 and 4 MB/s (achieved throughput below the set value) SCTP' performs worse than DTP-P",
+        "< 1×",
+        0.0,
+        BELOW_1,
+        "deadline_ratio",
+        "sctp",
+        "dtp-p",
+        ("4MBps", "6MBps"),
+        DTP_FIG3,
+    ),
+    *(
+        Claim(
+            "§VI-A.1",
+            f"bandwidth limited: {label}'s good bytes ratio is about 100 % (read as ≥ 0.95)",
+            "≈ 1.0",
+            0.95,
+            1.0,
+            "good_bytes_ratio",
+            scheme,
+            "",
+            DTP_LIMITED,
+            DTP_FIG3,
+        )
+        for scheme, label in (("sctp", "SCTP'"), ("dtp-d", "DTP-D"), ("dtp-p", "DTP-P"))
+    ),
+    Claim(
+        "Fig. 3b",
+        "priority 1: SCTP' behaves like DTP-P except at 2 MB/s",
+        "1×",
+        1.0,
+        1.0,
+        "deadline_ratio_p1",
+        "sctp",
+        "dtp-p",
+        tuple(x for x in DTP_LIMITED if x != "2MBps"),
+        DTP_FIG3,
+    ),
+    *(
+        Claim(
+            "Fig. 3b",
+            f"priority 1, below the 6 MB/s needed: DTP-D performs worse than {label}",
+            "< 1×",
+            0.0,
+            BELOW_1,
+            "deadline_ratio_p1",
+            "dtp-d",
+            other,
+            DTP_BELOW_NEED,
+            DTP_FIG3,
+        )
+        for other, label in (("dtp-p", "DTP-P"), ("dtp", "DTP"), ("sctp", "SCTP'"))
+    ),
+    *(
+        Claim(
+            "Fig. 4",
+            f"12 → 4 → 12 MB/s: DTP consistently performs best (here: against {label})",
+            "≥ 1×",
+            1.0,
+            INF,
+            "deadline_ratio",
+            "dtp",
+            other,
+            ("12-4-12MBps",),
+            ("dtp-dynamic", "dtp-quick"),
+        )
+        for other, label in (("sctp", "SCTP'"), ("dtp-d", "DTP-D"), ("dtp-p", "DTP-P"))
+    ),
+    Claim(
+        "Fig. 4",
+        "12 → 4 → 12 MB/s: DTP's worst 1 s window (the 4 MB/s dip) above QUIC's",
+        "> 1×",
+        ABOVE_1,
+        INF,
+        "window_ratio_min",
+        "dtp",
+        "quic",
+        ("12-4-12MBps",),
+        ("dtp-dynamic", "dtp-quick"),
+    ),
+)
+
 DTP = Paper(
     "dtp",
     "DTP",
@@ -110,7 +227,7 @@ DTP = Paper(
             "when the bandwidth is limited, DTP delivers up to 5× the blocks before the "
             "deadline that QUIC does",
             "up to 5×",
-            1.0,
+            ABOVE_1,
             5.0,
             "deadline_ratio",
             "dtp",
@@ -265,7 +382,9 @@ DTP = Paper(
             ("loss10",),
             ("dtp-loss-tail", "dtp-loss"),
         ),
+        *DTP_MORE,
     ),
+    why=where_blocks_went,
 )
 
 # QPR's readings of the unreliable path (priolab/workloads/qpr/README.md, "The unreliable
@@ -346,6 +465,136 @@ QPR_NOTES: tuple[str, ...] = (
     "(`fec_overhead_pct`) and the objects that stay undecodable after FEC "
     "(`objects_incomplete_pct`) are measured.",
     "",
+)
+
+# seeds/002 §IV-D's other statements, on the paper-text reading (scenarios/qpr-5g.yaml, the
+# one scenario with both traces at every loss level)
+QPR_TEXT = QPR_READINGS[:1]
+QPR_MORE: tuple[Claim, ...] = (
+    *_per_reading(
+        QPR_TEXT,
+        ("§IV-D, Fig. 13 (trace 1)", "> 1×", "walking-loss2"),
+        'walking trace, 2 % loss: QPR throughput above Q0 ("in the presence of loss, QPR '
+        'outperforms reliable QUIC in all cases"; "similar ... for trace 1")',
+        (ABOVE_1, math.inf),
+        "throughput_mean_mbps",
+        "qpr",
+    ),
+    *_per_reading(
+        QPR_TEXT,
+        ("§IV-D, Fig. 13 (trace 1)", "> 1×", "walking-loss0"),
+        "walking trace, 0 % loss: QPR throughput above Q0",
+        (ABOVE_1, math.inf),
+        "throughput_mean_mbps",
+        "qpr",
+    ),
+    *_per_reading(
+        QPR_TEXT,
+        ("§IV-D, Fig. 15", "> 1×", "driving-loss0"),
+        "driving trace, 0 % loss: throughput improves with unreliability (Q100 ÷ Q0)",
+        (ABOVE_1, math.inf),
+        "throughput_mean_mbps",
+        "q100",
+    ),
+    *_per_reading(
+        QPR_TEXT,
+        ("§IV-D, Fig. 15", "> 1×", "driving-loss5"),
+        "driving trace, 5 % loss: throughput improves with unreliability (Q75 ÷ QPR)",
+        (ABOVE_1, math.inf),
+        "throughput_mean_mbps",
+        "q75",
+        "qpr",
+    ),
+    *_per_reading(
+        QPR_TEXT,
+        ("§IV-D, Fig. 15", "> 1×", "driving-loss5"),
+        "driving trace, 5 % loss: throughput improves with unreliability (Q100 ÷ Q75)",
+        (ABOVE_1, math.inf),
+        "throughput_mean_mbps",
+        "q100",
+        "q75",
+    ),
+    *_per_reading(
+        QPR_TEXT,
+        ("§IV-D", "13", "driving-loss10"),
+        "driving trace, 10 % loss: Q75 completes the session with 13 freezes",
+        (13.0, 13.0),
+        "freezes",
+        "q75",
+        "",
+    ),
+    *_per_reading(
+        QPR_TEXT,
+        ("§IV-D", "9 s", "driving-loss10"),
+        "driving trace, 10 % loss: Q75's total freeze duration 9 s",
+        (9.0, 9.0),
+        "freeze_total_s",
+        "q75",
+        "",
+    ),
+    *(
+        Claim(
+            figure,
+            text,
+            "≤ 1×",
+            0.0,
+            1.0,
+            "freezes",
+            "q100",
+            settings=(setting,),
+            scenarios=("qpr-5g",),
+            den_setting="driving-loss0",
+        )
+        for figure, text, setting in (
+            (
+                "Table 3, §IV-D",
+                "driving trace: Q100 has no additional freezes when the loss rises from 0 to 5 %",
+                "driving-loss5",
+            ),
+            (
+                "§IV-D",
+                "driving trace, 10 % loss: no deterioration for Q100 (freezes against 0 % loss)",
+                "driving-loss10",
+            ),
+        )
+    ),
+    *(
+        Claim(
+            figure,
+            text,
+            "> 1×",
+            ABOVE_1,
+            math.inf,
+            f"quality_rank{rank}_mean",
+            "qpr",
+            "q0",
+            (setting,),
+            ("qpr-5g",),
+        )
+        for figure, text, setting, rank in (
+            (
+                "§IV-D, Fig. 13",
+                "driving trace, 2 % loss: QPR delivers the highest-priority object at a higher "
+                "quality than Q0 (four more segments)",
+                "driving-loss2",
+                1,
+            ),
+            (
+                "§IV-D, Fig. 14",
+                "driving trace, 5 % loss: the two objects in the viewport at a higher quality "
+                "than Q0 (10 % more segments; no trace named: trace 2, Fig. 16's; the first)",
+                "driving-loss5",
+                1,
+            ),
+            (
+                "§IV-D, Fig. 14",
+                "driving trace, 5 % loss: the two objects in the viewport at a higher quality "
+                "than Q0 (10 % more segments; no trace named: trace 2, Fig. 16's; the second)",
+                "driving-loss5",
+                2,
+            ),
+        )
+    ),
 )
 
 QPR = Paper(
@@ -457,8 +706,10 @@ QPR = Paper(
             "qpr",
             "",
         ),
+        *QPR_MORE,
     ),  # fmt: skip
     QPR_NOTES,
+    why=what_the_player_got,
 )
 
 ROQ = Paper(
@@ -539,6 +790,43 @@ MOQ = Paper(
                 settings=(rate,),
                 judge=moq_claims.scheme_gain("otdr_700ms"),
                 scenarios=("moq-sports",),
+            )
+            for rate in MOQ_RATES
+        ),
+        *(
+            Claim(
+                "Figs. 6-9",
+                f"at {rate[:-1]} Mbit/s (FT), the latency variation is smallest for the I frames "
+                "and largest for the B frames",
+                "I < P < B",
+                0.0,
+                math.inf,
+                "latency_B_p95_ms",
+                "ft",
+                settings=(rate,),
+                judge=moq_claims.spread_order,
+                scenarios=("moq-sports",),
+            )
+            for rate in MOQ_RATES
+        ),
+        *(
+            Claim(
+                f"Fig. {fig}",
+                f"at {rate[:-1]} Mbit/s (FT), at a 700 ms budget {text} (on-time share)",
+                paper,
+                0.0,
+                hi,
+                f"otdr_{kind}_700ms",
+                "ft",
+                settings=(rate,),
+                judge=standard(
+                    0.0, hi, f"otdr_{kind}_700ms", False, paper, moq_claims.waited(kind)
+                ),
+                scenarios=("moq-sports",),
+            )
+            for fig, kind, text, paper, hi in (
+                (7, "P", "some P frames are not displayed on time", "< 1", BELOW_1),
+                (8, "B", "most B frames are not displayed on time", "< 0.5", 0.5),
             )
             for rate in MOQ_RATES
         ),

@@ -20,7 +20,7 @@ import json
 import math
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -239,14 +239,20 @@ def _row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
 def _judged_row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
     """The claim's own judge (judged.py) over the runs of (scenario, setting)."""
     assert c.judge is not None
-    at = s.runs[s.runs[_label(s.runs)] == setting]
+    label = _label(s.runs)
+    at = s.runs[s.runs[label] == setting]
     num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den] if c.den else at[:0]
-    if num.empty or (c.den and den.empty):
+    where = str(setting)
+    if c.den_setting:  # the denominator from another setting (and the same speed)
+        other = "/".join([c.den_setting, *str(setting).split("/")[1:]])
+        den = s.runs[(s.runs[label] == other) & (s.runs["scheme"] == (c.den or c.num))]
+        where = f"{setting} ÷ {other}"
+    if num.empty or ((c.den or c.den_setting) and den.empty):
         return []
     j = c.judge(num, den)
     sites = ", ".join(sorted(set(num["site"]) | set(den["site"])))
     file = f"`{s.file}`" if s.file else s.name
-    return [[j.value, j.n, sites, file, str(setting), j.verdict]]
+    return [[j.value, j.n, sites, file, where, j.verdict]]
 
 
 def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
@@ -258,13 +264,27 @@ def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
         "where those runs ran (their metadata.json). A setting run on several sites has one "
         "row per site, one under the other; their runs are never pooled.",
         "",
+        *(
+            [
+                "Verdicts (analysis/judged.py): *reproduced* when the CI supports the "
+                "paper's statement; *differs* when the effect has the paper's direction but "
+                "another size, or when the CI holds 1 where the paper saw a difference; *not "
+                "reproduced* when the CI lies on the other side. Each reason is read off the "
+                "same runs.",
+                "",
+            ]
+            if paper.why is not None
+            else []
+        ),
         "| source | claim | metric | paper | priolab [95 % CI] | n | site | scenario file | "
         "setting | verdict |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for c in paper.claims:
         what = f"`{c.metric}` {c.num}" + (f" ÷ {c.den}" if c.den else "")
-        rows = claim_rows(c, scenarios)
+        if c.den_setting:
+            what = f"`{c.metric}` {c.num} ÷ {c.den or c.num} at {c.den_setting}"
+        rows = claim_rows(replace(c, judge=paper.judge(c)), scenarios)
         if not rows:
             lines.append(f"| {c.figure} | {c.text} | {what} | {c.paper} | not run | | | | | |")
         for r in rows:

@@ -240,3 +240,24 @@ def test_loss_tail_puts_a_rounds_tail_within_two_rtt_of_its_deadline() -> None:
     assert headroom > 1.0
     protected, send, _ = window("dtp-loss")
     assert protected > send  # every byte leaves with > 2 RTT to go: nothing to protect
+
+
+def test_runs_table_carries_the_deadline_the_claims_reasons_quote(tmp_path: Path) -> None:
+    """runs.csv has each run's deadline (a run column), so the results page's reason for a
+    verdict (priolab/workloads/dtp/claims.py) can set the median completion beside it."""
+    from analysis.aggregate import aggregate
+    from priolab.workloads.dtp.claims import fates
+
+    root = tmp_path / "dtp-bandwidth"
+    for scheme, blocks in (("quic", QUIC), ("dtp", DTP)):
+        d = root / "2MBps" / scheme / "cubic" / "r1"
+        _write_run(d, scheme, blocks * 20)
+        meta = json.loads((d / "metadata.json").read_text())
+        meta["run"]["workload"]["deadline_ms"] = 200
+        (d / "metadata.json").write_text(json.dumps(meta))
+    aggregate(root)
+    runs = pd.read_csv(root / "runs.csv")
+    assert list(runs["deadline_ms"]) == [200, 200]
+    quic = fates(runs[runs["scheme"] == "quic"])
+    assert quic.startswith("quic: 33.3 % of blocks on time, 0.0 % dropped by the sender, ")
+    assert "33.3 % still queued at the end" in quic and "(deadline 200 ms)" in quic

@@ -82,14 +82,17 @@ def test_metrics_known_answers(scenario: Path) -> None:
     m0 = run_metrics(scenario / "driving-loss5" / "q0" / "default" / "r1")["metrics"]
     assert m0["unreliable_bytes_lost_pct"] is None  # nothing unreliable: NaN → null
     assert m["unreliable_conn_lost_packets"] is None  # the shared path: one connection
+    assert m["unreliable_conn_cwnd_bytes"] is None
     # a second-connection path: the server's packets are counted over both connections
     run = scenario / "driving-loss5" / "q100" / "default" / "r2"
     (run / "host" / "summary.json").write_text(json.dumps({
         "lost_packets": 7, "sent_packets": 100, "unreliable_conn_lost_packets": 30,
-        "unreliable_conn_sent_packets": 900}))  # fmt: skip
+        "unreliable_conn_sent_packets": 900,
+        "unreliable_conn_cwnd_bytes_at_end": 2904}))  # fmt: skip
     m2 = run_metrics(run)["metrics"]
     assert (m2["lost_packets"], m2["sent_packets"]) == (37, 1000)
     assert m2["unreliable_conn_lost_packets"] == 30
+    assert m2["unreliable_conn_cwnd_bytes"] == 2904  # the datagram connection's window
 
 
 def test_aggregate_figures_and_freeze_table(scenario: Path) -> None:

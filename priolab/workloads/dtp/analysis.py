@@ -159,7 +159,7 @@ class DtpAnalysis:
 
     core_metrics: tuple[str, ...] = ("deadline_ratio", "deadline_ratio_p1", "good_bytes_ratio")
     # not "scheme": runs.csv's scheme column is the matrix's name (dtp-d, ...), not the param
-    run_columns: tuple[str, ...] = ("alpha", "cc", "redundancy")
+    run_columns: tuple[str, ...] = ("alpha", "cc", "redundancy", "deadline_ms")
     log_dirs: tuple[str, ...] = ("guest", "host")
 
     def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.judged import Judge, Judged
+from analysis.judged import Judge, Judged, Why
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 
 
@@ -147,3 +147,41 @@ def within(lo: float, hi: float, metric: str, unit: str) -> Judge:
         return Judged(value, str(n), f"differs: outside [{lo:g}, {hi:g}] {unit}")
 
     return judge
+
+
+def waited(frame_type: str) -> Why:
+    """judged.Why for a claim on one frame type: where its frames waited (backlog_where)."""
+
+    def why(num: pd.DataFrame, den: pd.DataFrame) -> str:
+        return backlog_where(pd.concat([num, den]), f"latency_{frame_type}_max_ms")
+
+    return why
+
+
+def _spread(runs: pd.DataFrame, frame_type: str) -> np.ndarray:
+    """Per run, the spread of one type's frame latencies: p95 − median over the frames that
+    arrived (assumption: Figs. 6-8 plot every frame's latency; the spread between the bulk and
+    the tail is read as their "variation")."""
+    v = _col(runs, f"latency_{frame_type}_p95_ms") - _col(runs, f"latency_{frame_type}_median_ms")
+    return v[np.isfinite(v)] if len(v) else v
+
+
+def spread_order(num: pd.DataFrame, den: pd.DataFrame) -> Judged:
+    """seeds/004 Figs. 6-8: "the variation is smallest for the I-frames and largest for the
+    B-frames" (FT). Reproduced iff the ratios P ÷ I and B ÷ P of the mean spreads both have
+    CIs above 1; not reproduced if either lies below 1; differs otherwise (a CI holds 1)."""
+    s = {t: _spread(num, t) for t in ("I", "P", "B")}
+    if any(not len(v) for v in s.values()):
+        return Judged("–", str(len(num)), "not run")
+    value = ", ".join(f"{t} {_mean_ci(v, '.0f')}" for t, v in s.items()) + " ms (p95 − median)"
+    n = str(min(len(v) for v in s.values()))
+    pi, bp = bootstrap_ratio_ci(s["P"], s["I"]), bootstrap_ratio_ci(s["B"], s["P"])
+    if not all(math.isfinite(x) for x in (*pi[1:], *bp[1:])):
+        return Judged(value, n, "no verdict: no CI (a spread of 0 or fewer than 2 runs)")
+    if pi[1] > 1 and bp[1] > 1:
+        return Judged(value, n, "reproduced")
+    order = f"P ÷ I {_num(pi[0])} [{_num(pi[1])}, {_num(pi[2])}], B ÷ P {_num(bp[0])} " + (
+        f"[{_num(bp[1])}, {_num(bp[2])}]"
+    )
+    kind = "not reproduced" if pi[2] < 1 or bp[2] < 1 else "differs (a CI holds 1)"
+    return Judged(value, n, f"{kind}, because {order}; {backlog_where(num, 'latency_B_max_ms')}")

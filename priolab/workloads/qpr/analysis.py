@@ -19,10 +19,11 @@ stops delivering has few freezes but a low `played_pct`; per rank r = 1..4
 `quality_rank<r>_mean` and `decodable_quality_rank<r>_mean`; `objects_incomplete_pct`,
 `unreliable_bytes_lost_pct` (NaN when nothing was unreliable); the server's `lost_packets`
 and `sent_packets` over both its connections (a second-connection unreliable path,
-`unreliable_conn_*` in its summary), and `unreliable_conn_lost_packets` (NaN on the shared
-path); with FEC (QPR(F)), `fec_overhead_pct` (repair bytes sent per 100 unreliable payload
-bytes; NaN when nothing was unreliable) and `objects_recovered` (unreliable objects whose lost
-datagrams FEC rebuilt: they count as complete).
+`unreliable_conn_*` in its summary), and `unreliable_conn_lost_packets` and
+`unreliable_conn_cwnd_bytes` (its window at the end; NaN on the shared path); with FEC
+(QPR(F)), `fec_overhead_pct` (repair bytes sent per 100 unreliable payload bytes; NaN when
+nothing was unreliable) and `objects_recovered` (unreliable objects whose lost datagrams FEC
+rebuilt: they count as complete).
 """
 
 from __future__ import annotations
@@ -134,6 +135,10 @@ def metrics(
     for k in ("lost_packets", "sent_packets"):
         m[k] = float(server.get(k, math.nan)) + float(server.get(f"unreliable_conn_{k}", 0))
     m["unreliable_conn_lost_packets"] = float(server.get("unreliable_conn_lost_packets", math.nan))
+    # the datagram connection's window at the end (a fixed window keeps its size)
+    m["unreliable_conn_cwnd_bytes"] = float(
+        server.get("unreliable_conn_cwnd_bytes_at_end", math.nan)
+    )
     # QPR(F): repair bytes sent per 100 unreliable payload bytes, and the objects FEC rebuilt
     unrel_sent = float(server.get("unreliable_bytes", 0) or 0)
     repair = float(server.get("repair_bytes", 0) or 0)

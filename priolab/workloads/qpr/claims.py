@@ -1,0 +1,46 @@
+"""The mechanism behind a verdict on seeds/002's claims (book/papers.py QPR, judged
+by analysis/judged.py `standard`): per scheme, what the player got and what the path
+did, read off the runs (runs.csv rows, valid runs) — throughput, freezes, media played,
+objects that arrived incomplete, unreliable bytes lost, the server's packet losses and the
+window of a second (datagram) connection. Nothing here is typed for a result."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis.judged import mean_of
+
+
+def session(runs: pd.DataFrame) -> str:
+    """One scheme's sessions in numbers (means over runs)."""
+    name = str(runs["scheme"].iloc[0]) if "scheme" in runs and len(runs) else "?"
+    thr = mean_of(runs, "throughput_mean_mbps")
+    if math.isnan(thr):
+        return f"{name}: no throughput"
+    parts = [f"{thr:.3g} Mbit/s per segment (rescaled units)"]
+    freezes, tfd = mean_of(runs, "freezes"), mean_of(runs, "freeze_total_s")
+    if math.isfinite(freezes):
+        parts.append(f"{freezes:.1f} freezes" + (f" ({tfd:.1f} s)" if math.isfinite(tfd) else ""))
+    played = mean_of(runs, "played_pct")
+    if math.isfinite(played):
+        parts.append(f"{played:.0f} % of the session played")
+    incomplete = mean_of(runs, "objects_incomplete_pct")
+    if math.isfinite(incomplete):
+        parts.append(f"{incomplete:.1f} % of objects incomplete")
+    unrel = mean_of(runs, "unreliable_bytes_lost_pct")
+    if math.isfinite(unrel):
+        parts.append(f"{unrel:.1f} % of unreliable bytes lost")
+    lost, sent = mean_of(runs, "lost_packets"), mean_of(runs, "sent_packets")
+    if math.isfinite(lost) and math.isfinite(sent) and sent > 0:
+        parts.append(f"server lost {100.0 * lost / sent:.1f} % of {sent:.0f} packets")
+    window = mean_of(runs, "unreliable_conn_cwnd_bytes")
+    if math.isfinite(window):
+        parts.append(f"datagram connection's window {window:.0f} bytes at the end")
+    return f"{name}: " + ", ".join(parts)
+
+
+def what_the_player_got(num: pd.DataFrame, den: pd.DataFrame) -> str:
+    """judged.Why for QPR: each scheme's sessions in numbers."""
+    return "; ".join([session(num)] + ([session(den)] if not den.empty else []))
