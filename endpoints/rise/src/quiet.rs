@@ -77,6 +77,7 @@ impl Ticker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quicsetup::clock::tokio_now;
     use std::future::{poll_fn, Future};
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
@@ -93,7 +94,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_pending_timer_is_left_out_until_due_and_still_fires() {
-        let t0 = Instant::now();
+        let t0 = tokio_now();
         let mut sleep = Box::pin(tokio::time::sleep_until(t0 + Duration::from_millis(10)));
         let mut q = Quiet::default();
         let count = Arc::new(Count(AtomicUsize::new(0)));
@@ -120,7 +121,7 @@ mod tests {
         tokio::time::sleep_until(t0 + Duration::from_millis(10)).await;
         tokio::task::yield_now().await;
         assert_eq!(count.0.load(Ordering::SeqCst), 1);
-        let now = Instant::now();
+        let now = tokio_now();
         assert!(q
             .poll(&mut cx, now, due, |cx| sleep.as_mut().poll(cx))
             .is_ready());
@@ -128,13 +129,13 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_ticker_ticks_as_its_interval() {
-        let t0 = Instant::now();
+        let t0 = tokio_now();
         let period = Duration::from_millis(3);
         let mut plain = tokio::time::interval_at(t0, period);
         let mut quiet = Ticker::new(tokio::time::interval_at(t0, period), t0);
         for _ in 0..5 {
             let a = plain.tick().await;
-            let b = poll_fn(|cx| quiet.poll_tick(cx, Instant::now())).await;
+            let b = poll_fn(|cx| quiet.poll_tick(cx, tokio_now())).await;
             assert_eq!(a, b);
             assert_eq!(quiet.due, b + period);
         }
