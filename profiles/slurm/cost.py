@@ -21,9 +21,9 @@ from priolab.engine import rundir
 
 JOB_OVERHEAD_CPU_S = 4.2
 """CPU seconds a Slurm job spends around its run, measured in parts on a 2-core machine
-(docs/how-to-cluster.md, "Cost"): one job run by a local Snakemake (its start-up, the workflow
-parsed, `priolab run-one` around a run of no cost) 2.4 s, plus the job step's own Snakemake
-start-up (a dry run of the workflow) 1.8 s."""
+(docs/investigations/2026-11-26-slurm-cost.md): one job run by a local Snakemake (its
+start-up, the workflow parsed, `priolab run-one` around a run of no cost) 2.4 s, plus the job
+step's own Snakemake start-up (a dry run of the workflow) 1.8 s."""
 
 
 @dataclass(frozen=True)
