@@ -186,6 +186,15 @@ def test_map_without_the_regime_maps_cells_draws_the_points_and_says_how_to_get_
     assert rise_map.main(["--cells", str(tmp_path / "nope.csv"), str(out)]) == 2
 
 
+def test_cells_without_the_ratio_columns_are_refused_naming_them(tmp_path: Path) -> None:
+    old = tmp_path / "old.csv"  # the predictor's scheme names, as drawn before
+    old.write_text("loss_pct,queue_bdp,mtp_ratio_nopri-head,stall_ratio_nopri-head\n0,1,1,1\n")
+    with pytest.raises(SystemExit, match="old.csv: no column mtp_ratio_nopri, stall_ratio_nopri"):
+        rise_map.read_cells(old)
+    with pytest.raises(SystemExit, match="regime_map SCENARIO_DIR OUT"):
+        reproduction.map_section(None, old)
+
+
 def test_report_shows_the_regime_maps_cells(map_dir: Path, tmp_path: Path) -> None:
     text = reproduction.report([map_dir], None, _regime_cells(tmp_path))
     section = text.split("## The regime map")[1].split("\n## ")[0]

@@ -828,9 +828,11 @@ def provenance(runs: pd.DataFrame, excl: pd.DataFrame, dirs: list[Path]) -> list
 
 
 def map_section(points: Path | None, cells: Path | None) -> list[str]:
+    from priolab.workloads.rise.rise_map import read_cells
+
     lines = ["## The regime map", ""]
     if cells and cells.is_file():
-        c = pd.read_csv(cells)
+        c = read_cells(cells)
         col = "mtp_ratio_nopri"
         g = c.pivot(index="loss_pct", columns="queue_bdp", values=col)
         lines += [

@@ -150,6 +150,21 @@ def real_points(scenario_dirs: list[Path]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=POINT_COLUMNS)
 
 
+def read_cells(path: Path) -> pd.DataFrame:
+    """The regime map's cells (regime_map.csv), checked for what the map and the report
+    read: per loss and queue, the ratios w/o Pri (head drop) ÷ w/ Pri."""
+    cells = pd.read_csv(path)
+    need = ["loss_pct", "queue_bdp", f"mtp_ratio_{BASELINE}", f"stall_ratio_{BASELINE}"]
+    missing = [c for c in need if c not in cells]
+    if missing:
+        raise SystemExit(
+            f"error: {path}: no column {', '.join(missing)} (the regime map's cells need "
+            f"{', '.join(need)}; a file drawn before the columns took the scheme names is "
+            "redrawn by `python -m priolab.workloads.rise.regime_map SCENARIO_DIR OUT`)"
+        )
+    return cells
+
+
 def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else ("–" if math.isnan(x) else f"{x:.2g}")
 
@@ -269,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cells is not None and not args.cells.is_file():
         print(f"error: {args.cells}: no such file", file=sys.stderr)
         return 2
-    cells = pd.read_csv(args.cells) if args.cells is not None else None
+    cells = read_cells(args.cells) if args.cells is not None else None
     pts = real_points(args.scenario_dirs)
     args.out.mkdir(parents=True, exist_ok=True)
     pts.to_csv(args.out / "rise_map_points.csv", index=False)
