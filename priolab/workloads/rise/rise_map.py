@@ -39,8 +39,9 @@ import pandas as pd  # noqa: E402
 from analysis.figures import save  # noqa: E402
 from analysis.stats import bootstrap_ratio_ci  # noqa: E402
 
-# The map's fixed point (scenarios/maps/rise-loss-queue.yaml's workload and link, tested
-# there): a run off these values is not on the map, whatever its loss and queue.
+# The map's fixed point (scenarios/maps/rise-loss-queue.yaml's workload and link; the test of
+# that file checks its runs lie on it): a run off these values is not on the map, whatever
+# its loss and queue.
 ON_MAP: dict[str, Any] = {
     "video_bitrate_mbps": 30.0,
     "fps": 30.0,
