@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -45,13 +46,89 @@ def test_lint_cli_fails_on_a_bad_file(tmp_path):
     assert lint.main([str(f)]) == 0
 
 
-def test_hand_written_markdown_has_no_time_commit_or_date():
-    found = [
+def _tracked_finds(check: Callable[[str], list[tuple[int, str, str]]]) -> list[str]:
+    """`file:line: kind 'match'` of every find of `check` in the tracked hand-written pages."""
+    return [
         f"{f.relative_to(REPO_ROOT)}:{line}: {kind} {m!r}"
         for f in lint.tracked_markdown()
-        for line, kind, m in lint.findings(f.read_text())
+        for line, kind, m in check(f.read_text())
     ]
+
+
+def test_hand_written_markdown_has_no_time_commit_or_date():
+    found = _tracked_finds(lint.findings)
     assert found == [], "move measurements to docs/investigations/ or a generated page"
+
+
+FIGURES_BAD = """# A page
+
+Tests: `cargo test -p x` (≈ 5 s in debug). The scheduler takes 13.4 ns/datagram.
+
+- A sim run goes at 37× real time, 0.84 s wall, 2 min of one core (load average 6.7).
+- Another item, with [the RISE page](../docs/results/rise.md): its link is not the first's.
+
+| scenario | runs |
+|---|---|
+| `dtp-quick.yaml` | 42 runs, ~12 min of runs, 10 % of runs invalid |
+
+```
+python -m span    # ~2 min of one core; see [a note](investigations/x.md)
+```
+"""
+FIGURES_GOOD = """# A page
+
+70 Mbit/s (SPEC-rise.md), 4 × 30 s, a 1 s warm-up, 168 runs of 120 s (~5.6 h), `rate 100gbit`
+adds 0.12 µs per frame, at most one wake-up per 100 µs, waits for a load average below 2,
+quinn's first probe timeout is about 1 s, a 60 s wall-clock limit.
+
+Tests: `cargo test -p x` (a 30 s session in virtual time; asserts 90 % of the frames).
+The scheduler takes 13.4 ns/datagram on a loaded machine
+([the note](../docs/investigations/2026-11-26-priochan.md)).
+
+- A sim run goes at 37× real time: [the RISE page](../docs/results/rise.md).
+- `speedup` is virtual ÷ wall, e.g. `{"wall_s": 0.84, "speedup": 37.0}` or `37× real time`.
+
+| scenario | cost |
+|---|---|
+| `quick.yaml` | 2 min of one core ([the note](investigations/2026-11-23-vm.md)) |
+"""
+
+
+def test_lint_flags_measured_figures_without_a_link():
+    found = lint.unlinked_figures(FIGURES_BAD)
+    assert [(line, kind) for line, kind, _ in found] == [
+        (3, "time per operation"),
+        (3, "test duration"),
+        (5, "speed against real time"),
+        (5, "wall time"),
+        (5, "CPU time"),
+        (5, "load average"),
+        (10, "share of runs"),
+        (10, "run time"),
+        (13, "CPU time"),  # a code block cannot link: the figure moves out of it
+    ]
+    assert [m for _, _, m in found][:2] == ["13.4 ns/datagram", "≈ 5 s"]
+
+
+def test_lint_passes_parameters_and_linked_figures():
+    assert lint.unlinked_figures(FIGURES_GOOD) == []
+    assert lint.unlinked_figures(GOOD) == []
+
+
+def test_lint_cli_fails_on_an_unlinked_figure(tmp_path, capsys):
+    f = tmp_path / "README.md"
+    f.write_text(FIGURES_BAD)
+    assert lint.main([str(f)]) == 1
+    assert "README.md:3: measured figure (time per operation) '13.4 ns/datagram'" in (
+        capsys.readouterr().out
+    )
+    f.write_text(FIGURES_GOOD)
+    assert lint.main([str(f)]) == 0
+
+
+def test_hand_written_markdown_links_every_measured_figure():
+    found = _tracked_finds(lint.unlinked_figures)
+    assert found == [], "link the figure to its results page or dated note, or move it there"
 
 
 def test_pages_build_without_runs_and_say_so(tmp_path):
