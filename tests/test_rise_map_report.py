@@ -170,7 +170,7 @@ def test_map_figure_and_points_written(map_dir: Path, tmp_path: Path) -> None:
     assert (out / "rise_map.png").stat().st_size > 1000
     caption = (out / "rise_map.txt").read_text()
     assert "m/WL (2+2)" in caption and "m/ideal (1+1)" in caption
-    assert "the regime map (the real endpoints on the sim site" in caption
+    assert "its cells, drawn from the real endpoints on the sim site" in caption
     assert len(pd.read_csv(out / "rise_map_points.csv")) == 2
 
 

@@ -255,8 +255,8 @@ def draw(cells: pd.DataFrame | None, pts: pd.DataFrame, out: Path) -> list[Path]
         _panel(ax, cells, pts, m)
     runs = ", ".join(f"{r.scenario}/{r.setting} ({r.n_nopri}+{r.n_pri})" for r in pts.itertuples())
     background = (
-        "background and grey numbers, the regime map (the real endpoints on the sim site, "
-        "scenarios/maps/rise-loss-queue.yaml; FB/4K/Low, B = 1 MiB, Cubic, key-frame factor 9) "
+        "background and grey numbers, its cells, drawn from the real endpoints on the sim site "
+        "(scenarios/maps/rise-loss-queue.yaml; FB/4K/Low, B = 1 MiB, Cubic, key-frame factor 9) "
         "over uplink iid loss × drop-tail queue depth"
         if cells is not None
         else "no background: the regime map's cells were not given (`snakemake --cores 2 "
