@@ -41,7 +41,6 @@ localrules:
     build,
     aggregate,
     figures,
-    predictor_map,
     regime_map,
     rise_map,
     reproduction,

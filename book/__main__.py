@@ -30,11 +30,12 @@ def _commit(repo: Path) -> str:
     return out + (" (with uncommitted changes)" if dirty else "")
 
 
-def rise_report(res: Path, site: str = "") -> list[str]:
+def rise_report(res: Path, site: str = "", cells: Path | None = None) -> list[str]:
     """The reproduction report's body (claims per path, regime, freezes, the freeze map,
     key-frame causes, the frame-tick phase, the map) for the RISE scenarios aggregated under
     `res`, demoted under one heading; `site` names the site in the heading (runs of two sites
-    are never pooled: one report per results tree)."""
+    are never pooled: one report per results tree). `cells`: the regime map's cells (a sim
+    sweep, so the sim tree's: `snakemake regime_map`); by default `res`'s own."""
     from priolab.workloads.rise import picture, reproduction
 
     dirs = [
@@ -44,7 +45,8 @@ def rise_report(res: Path, site: str = "") -> list[str]:
     ]
     if not dirs:
         return []
-    pts, cells = res / "map" / "rise_map_points.csv", res / "predictor" / "predictor_map.csv"
+    pts = res / "map" / "rise_map_points.csv"
+    cells = cells or res / "regime" / "regime_map.csv"
     text = reproduction.report(
         dirs, pts if pts.is_file() else None, cells if cells.is_file() else None
     )
@@ -77,7 +79,7 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
             sim = res_sim if res_sim and res_sim != res else None
             extra = (
                 book_claims.section([res, *([sim] if sim else [])], results.scenario_files(repo))
-                + rise_report(res, "mininet")
+                + rise_report(res, "mininet", (sim or res) / "regime" / "regime_map.csv")
                 + (rise_report(sim, "sim") if sim else [])
             )
         p = out / "results" / f"{paper.key}.md"

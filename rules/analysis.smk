@@ -52,42 +52,43 @@ rule figures:
         "mkdir -p {output:q} && {PY:q} -m analysis.figures {params.scenario_dir:q}"
 
 
-rule predictor_map:
-    """The predictor's regime map (endpoints/rise-sim, virtual time, ~2 min CPU): uplink
-    loss × queue depth, w/ Pri vs both baselines. Not part of `all`; ask for it by name:
-    `snakemake --cores 2 predictor_map`."""
-    input:
-        f"{RESULTS}/.build.done",
-    output:
-        grid=f"{RESULTS}/predictor/grid.jsonl",
-        fig=f"{RESULTS}/predictor/predictor_map.png",
-        pdf=f"{RESULTS}/predictor/predictor_map.pdf",
-        caption=f"{RESULTS}/predictor/predictor_map.txt",
-        cells=f"{RESULTS}/predictor/predictor_map.csv",
-    params:
-        out=f"{RESULTS}/predictor",
-    shell:
-        "target/release/rise-sim --grid --reps 2 > {output.grid:q}"
-        " && {PY:q} -m priolab.workloads.rise.predictor_map {output.grid:q} {params.out:q}"
-
-
 REGIME_MAP_SCENARIO = "rise-loss-queue-map"  # scenarios/maps/rise-loss-queue.yaml
+# The regime map is a sim sweep (252 runs): where this invocation does not draw it, rise_map
+# and the reproduction report on either site read the sim tree's cells.
+REGIME_MAP_CELLS = f"{SIM_RESULTS}/regime/regime_map.csv"
 
 
 def regime_map_runs(wildcards):
-    if REGIME_MAP_SCENARIO not in SCENARIOS:
-        raise ValueError(
-            f"regime_map draws scenario {REGIME_MAP_SCENARIO!r} (scenarios/maps/"
-            "rise-loss-queue.yaml), which this invocation did not load: add "
-            "`--config site=sim scenario=scenarios/maps`"
-        )
-    return f"{RESULTS}/{REGIME_MAP_SCENARIO}/runs.csv"
+    if REGIME_MAP_SCENARIO in SCENARIOS:
+        return f"{RESULTS}/{REGIME_MAP_SCENARIO}/runs.csv"
+    if SITE == "sim" and Path(REGIME_MAP_CELLS).is_file():
+        return []  # drawn before, from runs this invocation did not load: kept as it is
+    raise ValueError(
+        f"regime_map draws scenario {REGIME_MAP_SCENARIO!r} (scenarios/maps/"
+        "rise-loss-queue.yaml), which this invocation did not load: add "
+        "`--config site=sim scenario=scenarios/maps`"
+    )
+
+
+def regime_map_cells(wildcards):
+    """The regime map's cells for rise_map and the report: drawn in this invocation when it
+    loaded the map's scenario, else the sim tree's if they are there, else none (the figure
+    and the report then name the command that draws them)."""
+    if REGIME_MAP_SCENARIO in SCENARIOS:
+        return [rules.regime_map.output.cells]
+    return [REGIME_MAP_CELLS] if Path(REGIME_MAP_CELLS).is_file() else []
+
+
+def cells_option(wildcards, input):
+    """`--cells FILE` when the regime map's cells are an input, else nothing."""
+    cells = [input.cells] if isinstance(input.cells, str) else list(input.cells)
+    return ["--cells", *cells] if cells else []
 
 
 rule regime_map:
-    """The regime map from the real endpoints (issue 22 item 9): the predictor map's cells and
-    figure, from the runs of scenarios/maps/rise-loss-queue.yaml (the predictor grid's axes) on
-    the sim site. Not part of `all`; by name:
+    """The regime map (issue 22 item 9): RISE's gain over uplink loss × queue depth, cells and
+    figure, from the real endpoints' runs of scenarios/maps/rise-loss-queue.yaml (the file
+    that owns the map's axes) on the sim site. Not part of `all`; by name:
     `snakemake --cores 2 regime_map --config site=sim scenario=scenarios/maps`."""
     input:
         regime_map_runs,
@@ -119,11 +120,12 @@ REPORT_SCENARIOS = [
 
 
 rule rise_map:
-    """The regime map with the real runs on it: the predictor's ratios over loss × queue
-    depth, and each loaded report scenario's settings that lie on the map's axes, with CIs.
-    By name: `snakemake --cores 2 rise_map --config scenario=scenarios/quick.yaml,...`."""
+    """The regime map with the real runs on it: the regime map's ratios over loss × queue
+    depth (regime_map_cells), and each loaded report scenario's settings that lie on the
+    map's axes, with CIs. By name:
+    `snakemake --cores 2 rise_map --config scenario=scenarios/quick.yaml,...`."""
     input:
-        cells=rules.predictor_map.output.cells,
+        cells=regime_map_cells,
         runs=[f"{RESULTS}/{n}/runs.csv" for n in REPORT_SCENARIOS],
     output:
         fig=f"{RESULTS}/map/rise_map.png",
@@ -133,8 +135,9 @@ rule rise_map:
     params:
         out=f"{RESULTS}/map",
         dirs=[f"{RESULTS}/{n}" for n in REPORT_SCENARIOS],
+        cells=cells_option,
     shell:
-        "{PY:q} -m priolab.workloads.rise.rise_map {input.cells:q} {params.out:q} {params.dirs:q}"
+        "{PY:q} -m priolab.workloads.rise.rise_map {params.cells:q} {params.out:q} {params.dirs:q}"
 
 
 rule reproduction:
@@ -143,15 +146,16 @@ rule reproduction:
     runs and the map. The RISE results page (`snakemake book`) embeds the same report."""
     input:
         points=rules.rise_map.output.points,
-        cells=rules.predictor_map.output.cells,
+        cells=regime_map_cells,
         runs=[f"{RESULTS}/{n}/runs.csv" for n in REPORT_SCENARIOS],
     output:
         f"{RESULTS}/REPRODUCTION.md",
     params:
         dirs=[f"{RESULTS}/{n}" for n in REPORT_SCENARIOS],
+        cells=cells_option,
     shell:
         "{PY:q} -m priolab.workloads.rise.reproduction --out {output:q} --points {input.points:q}"
-        " --cells {input.cells:q} {params.dirs:q}"
+        " {params.cells:q} {params.dirs:q}"
 
 
 rule agreement:

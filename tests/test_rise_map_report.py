@@ -145,26 +145,61 @@ def test_points_are_read_from_metadata_and_off_map_runs_are_left_out(map_dir: Pa
     assert ideal["ratio_stall_time_s"] == 1.0  # neither stalled
 
 
-def test_map_figure_and_points_written(map_dir: Path, tmp_path: Path) -> None:
+def _regime_cells(tmp_path: Path) -> Path:
+    """regime_map.csv's columns as regime_map.cells writes them (w/o Pri = `nopri`)."""
     cells = pd.DataFrame(
         [
             {
                 "loss_pct": p,
                 "queue_bdp": q,
-                "mtp_ratio_nopri-head": 6.0 if p else 1.0,
-                "stall_ratio_nopri-head": 1.0,
+                "mtp_ratio_nopri": 6.0 if p else 1.0,
+                "stall_ratio_nopri": 1.0,
             }
             for p in (0.0, 0.05)
             for q in (0.1, 1.0)
         ]
     )
-    cells.to_csv(tmp_path / "cells.csv", index=False)
+    cells.to_csv(tmp_path / "regime_map.csv", index=False)
+    return tmp_path / "regime_map.csv"
+
+
+def test_map_figure_and_points_written(map_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert rise_map.main([str(tmp_path / "cells.csv"), str(out), str(map_dir)]) == 0
+    argv = ["--cells", str(_regime_cells(tmp_path)), str(out), str(map_dir)]
+    assert rise_map.main(argv) == 0
     assert (out / "rise_map.png").stat().st_size > 1000
     caption = (out / "rise_map.txt").read_text()
     assert "m/WL (2+2)" in caption and "m/ideal (1+1)" in caption
+    assert "its cells, drawn from the real endpoints on the sim site" in caption
     assert len(pd.read_csv(out / "rise_map_points.csv")) == 2
+
+
+def test_map_without_the_regime_maps_cells_draws_the_points_and_says_how_to_get_them(
+    map_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert rise_map.main([str(out), str(map_dir)]) == 0
+    assert (out / "rise_map.png").stat().st_size > 1000
+    caption = (out / "rise_map.txt").read_text()
+    assert "no background" in caption and "snakemake --cores 2 regime_map" in caption
+    assert "m/WL (2+2)" in caption
+    assert rise_map.main(["--cells", str(tmp_path / "nope.csv"), str(out)]) == 2
+
+
+def test_cells_without_the_ratio_columns_are_refused_naming_them(tmp_path: Path) -> None:
+    old = tmp_path / "old.csv"  # the predictor's scheme names, as drawn before
+    old.write_text("loss_pct,queue_bdp,mtp_ratio_nopri-head,stall_ratio_nopri-head\n0,1,1,1\n")
+    with pytest.raises(SystemExit, match="old.csv: no column mtp_ratio_nopri, stall_ratio_nopri"):
+        rise_map.read_cells(old)
+    with pytest.raises(SystemExit, match="regime_map SCENARIO_DIR OUT"):
+        reproduction.map_section(None, old)
+
+
+def test_report_shows_the_regime_maps_cells(tmp_path: Path) -> None:
+    section = "\n".join(reproduction.map_section(None, _regime_cells(tmp_path)))
+    assert "the real endpoints on the sim site" in section
+    assert "| loss \\ queue | 0.1 | 1 |" in section
+    assert "| 0.05 | 6 | 6 |" in section and "| 0 | 1 | 1 |" in section
 
 
 def test_report_gives_each_path_its_regime_and_names_what_did_not_run(tmp_path: Path) -> None:

@@ -25,10 +25,18 @@ def _run_jobs(stdout: str) -> list[str]:
     return [b for b in re.split(r"\n(?=rule \w+:)", stdout) if b.startswith("rule run:")]
 
 
-def _plan(*config: str) -> subprocess.CompletedProcess[str]:
+def _jobs(stdout: str) -> dict[str, str]:
+    """A dry run's jobs by rule name (`rule x:` or `localrule x:`), the last block of each."""
+    blocks = re.split(r"\n(?=(?:local)?rule \w+:)", stdout)
+    return {m[1]: b for b in blocks if (m := re.match(r"(?:local)?rule (\w+):", b))}
+
+
+def _plan(*config: str, targets: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """A dry run; with `targets`, those rules' jobs and their shell commands (`-p`)."""
     env = {**os.environ, "PATH": f"{SNAKEMAKE.parent}:{os.environ['PATH']}"}
+    shown = ("-p", *targets) if targets else ()
     return subprocess.run(
-        [str(SNAKEMAKE), "-n", "--cores", "2", "--config", *config],
+        [str(SNAKEMAKE), "-n", "--cores", "2", *shown, "--config", *config],
         cwd=REPO, capture_output=True, text=True, timeout=300, env=env,
     )  # fmt: skip
 
@@ -41,6 +49,26 @@ def test_sim_runs_take_no_netns_resource_and_no_calibration(tmp_path: Path) -> N
     assert "rule calibrate:" not in r.stdout
     mininet = _plan("scenario=scenarios/quick.yaml", f"results={tmp_path}", "calibrate=false")
     assert _run_jobs(mininet.stdout) and all("netns=1" in b for b in _run_jobs(mininet.stdout))
+
+
+def test_the_map_and_the_report_draw_on_the_regime_map_of_real_sim_runs(tmp_path: Path) -> None:
+    """rise_map and the reproduction report take the regime map's cells from rule regime_map
+    (the real endpoints' runs of scenarios/maps/rise-loss-queue.yaml) when the invocation
+    loads that file, and go without them when it does not: no model of quinn is run."""
+    both = "scenario=scenarios/maps/rise-loss-queue.yaml,scenarios/quick.yaml"
+    r = _plan("site=sim", both, f"results={tmp_path}", targets=("reproduction",))
+    assert r.returncode == 0, r.stderr[-2000:]
+    jobs = _jobs(r.stdout)
+    assert "regime_map" in jobs
+    for rule in ("rise_map", "reproduction"):
+        assert f"--cells {tmp_path}/regime/regime_map.csv" in jobs[rule], jobs[rule]
+    assert len(_run_jobs(r.stdout)) == 252 + 16  # the map's 42 cells x 3 schemes x 2, quick's
+    alone = _plan("site=sim", "scenario=scenarios/quick.yaml", f"results={tmp_path}",
+                  targets=("reproduction",))  # fmt: skip
+    assert alone.returncode == 0, alone.stderr[-2000:]
+    jobs = _jobs(alone.stdout)
+    assert "regime_map" not in jobs and "reproduction" in jobs
+    assert "--cells" not in jobs["rise_map"] + jobs["reproduction"]
 
 
 def test_reps_sets_every_scenarios_repetitions(tmp_path: Path) -> None:

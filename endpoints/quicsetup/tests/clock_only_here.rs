@@ -15,7 +15,6 @@ const CRATES: &[&str] = &[
     "priochan",
     "rise-core",
     "rise",
-    "rise-sim",
     "dtp",
     "qpr",
     "moq",

@@ -38,6 +38,6 @@ mod tests {
         for n in super::NAMES {
             assert!(super::lookup(n).is_some(), "{n}");
         }
-        assert!(super::lookup("rise-sim").is_none());
+        assert!(super::lookup("no-such-app").is_none());
     }
 }

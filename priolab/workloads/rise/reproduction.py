@@ -1,7 +1,7 @@
 """The reproduction report (issue 10 item 8): each claim of the paper against priolab's runs.
 
     python -m priolab.workloads.rise.reproduction --out REPRODUCTION.md
-        [--points rise_map_points.csv] [--cells predictor_map.csv] SCENARIO_DIR [SCENARIO_DIR ...]
+        [--points rise_map_points.csv] [--cells regime_map.csv] SCENARIO_DIR [SCENARIO_DIR ...]
 
 Each SCENARIO_DIR is an aggregated results folder (runs.csv: one row per valid run;
 exclusions.csv: the invalid ones). For every claim of the paper's Fig. 5, 6, 8, 9 and 10 (the
@@ -683,8 +683,9 @@ def host_loss_note(runs: pd.DataFrame, sc: str, st: str, m: dict[tuple[str, str]
     )
     return (
         f"{head}: packets lost after the link, in the Guest's UDP receive buffer while its "
-        f"endpoint waited for a CPU ({counted}; endpoints/README.md, 'Why the predictor "
-        "missed w/ Pri's stalls'), a cost of this shared 2-core machine, not of the path; "
+        f"endpoint waited for a CPU ({counted}; docs/investigations/"
+        "2026-11-26-rise-sim-predictor-and-real-runs.md, 'Why the predictor missed w/ Pri's "
+        "stalls'), a cost of this shared 2-core machine, not of the path; "
         "w/ Pri turns each such loss into a stall until the Host's deadline, because the ACK "
         "that would trigger the retransmission was evicted."
     )
@@ -827,13 +828,16 @@ def provenance(runs: pd.DataFrame, excl: pd.DataFrame, dirs: list[Path]) -> list
 
 
 def map_section(points: Path | None, cells: Path | None) -> list[str]:
+    from priolab.workloads.rise.rise_map import read_cells
+
     lines = ["## The regime map", ""]
     if cells and cells.is_file():
-        c = pd.read_csv(cells)
-        col = "mtp_ratio_nopri-head"
+        c = read_cells(cells)
+        col = "mtp_ratio_nopri"
         g = c.pivot(index="loss_pct", columns="queue_bdp", values=col)
         lines += [
-            "The predictor (endpoints/rise-sim; `snakemake predictor_map`), median MTP "
+            "The regime map (the real endpoints on the sim site, scenarios/maps/"
+            "rise-loss-queue.yaml; `snakemake regime_map`), median MTP "
             "w/o Pri (head drop) ÷ w/ Pri, uplink iid loss (rows, %) × queue depth "
             "(columns, BDP):",
             "",

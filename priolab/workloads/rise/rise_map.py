@@ -1,16 +1,18 @@
 """The regime map with real runs on it (issue 10 item 6).
 
-    python -m priolab.workloads.rise.rise_map PREDICTOR_CSV OUT_DIR SCENARIO_DIR [SCENARIO_DIR ...]
+    python -m priolab.workloads.rise.rise_map [--cells REGIME_CSV] OUT_DIR SCENARIO_DIR ...
 
-PREDICTOR_CSV is `analysis.predictor_map`'s cells (predictor_map.csv): per uplink loss × queue
-depth, the predictor's ratios vanilla quinn (head drop) ÷ w/ Pri. Each SCENARIO_DIR is an
-aggregated results folder (runs.csv, one row per valid run). A setting of a scenario becomes a
-real point on the map when its runs are on the map's axes: the predictor's FB/4K/Low (70 Mbit/s
-shaped uplink, 30 Mbit/s, 30 fps video, B = 1 MiB, key-frame factor 9, Cubic), with uplink
-loss none, iid or Gilbert-Elliott (drawn as a triangle at its mean loss) and a queue given as a
-BDP factor; those coordinates come from each run's metadata.json, not from setting names. The
-point's ratio is w/o Pri (`nopri`, head drop) ÷ w/ Pri (`pri`) of the mean over runs, with a
-percentile bootstrap CI that resamples each scheme's runs independently.
+REGIME_CSV is the regime map's cells (`regime_map`'s regime_map.csv, from the real endpoints
+on the sim site): per uplink loss × queue depth, the ratios vanilla quinn (head drop) ÷ w/ Pri,
+drawn as the background. Without it the figure has the real points alone, on the axes of their
+own values. Each SCENARIO_DIR is an aggregated results folder (runs.csv, one row per valid
+run). A setting of a scenario becomes a real point on the map when its runs are on the map's
+axes: the map's fixed point, FB/4K/Low (70 Mbit/s shaped uplink, 30 Mbit/s, 30 fps video,
+B = 1 MiB, key-frame factor 9, Cubic), with uplink loss none, iid or Gilbert-Elliott (drawn
+as a triangle at its mean loss) and a queue given as a BDP factor; those coordinates come from
+each run's metadata.json, not from setting names. The point's ratio is w/o Pri (`nopri`, head
+drop) ÷ w/ Pri (`pri`) of the mean over runs, with a percentile bootstrap CI that resamples
+each scheme's runs independently.
 
 Writes OUT_DIR/rise_map.png/.pdf/.txt (figure, caption) and rise_map_points.csv (the points).
 """
@@ -37,8 +39,9 @@ import pandas as pd  # noqa: E402
 from analysis.figures import save  # noqa: E402
 from analysis.stats import bootstrap_ratio_ci  # noqa: E402
 
-# The predictor's fixed point (endpoints/rise-sim scenario.rs, the grid's defaults): a run
-# off these values is not on the map, whatever its loss and queue.
+# The map's fixed point (scenarios/maps/rise-loss-queue.yaml's workload and link; the test of
+# that file checks its runs lie on it): a run off these values is not on the map, whatever
+# its loss and queue.
 ON_MAP: dict[str, Any] = {
     "video_bitrate_mbps": 30.0,
     "fps": 30.0,
@@ -148,14 +151,39 @@ def real_points(scenario_dirs: list[Path]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=POINT_COLUMNS)
 
 
+def read_cells(path: Path) -> pd.DataFrame:
+    """The regime map's cells (regime_map.csv), checked for what the map and the report
+    read: per loss and queue, the ratios w/o Pri (head drop) ÷ w/ Pri."""
+    cells = pd.read_csv(path)
+    need = ["loss_pct", "queue_bdp", f"mtp_ratio_{BASELINE}", f"stall_ratio_{BASELINE}"]
+    missing = [c for c in need if c not in cells]
+    if missing:
+        raise SystemExit(
+            f"error: {path}: no column {', '.join(missing)} (the regime map's cells need "
+            f"{', '.join(need)}; a file drawn before the columns took the scheme names is "
+            "redrawn by `python -m priolab.workloads.rise.regime_map SCENARIO_DIR OUT`)"
+        )
+    return cells
+
+
 def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else ("–" if math.isnan(x) else f"{x:.2g}")
 
 
-def _panel(ax: plt.Axes, cells: pd.DataFrame, pts: pd.DataFrame, metric: str) -> None:
-    col = {"mtp_median_ms": "mtp_ratio_nopri-head", "stall_time_s": "stall_ratio_nopri-head"}
-    grid = cells.pivot(index="loss_pct", columns="queue_bdp", values=col[metric])
-    grid = grid.sort_index(ascending=False)
+def _grid(cells: pd.DataFrame | None, pts: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """The background: the regime map's ratio per loss (rows, highest first) × queue; without
+    cells, an empty grid over the points' own loss and queue values."""
+    if cells is not None:
+        grid = cells.pivot(index="loss_pct", columns="queue_bdp", values=f"{metric}_{BASELINE}")
+        return grid.sort_index(ascending=False)
+    losses = sorted(set(pts["loss_pct"].astype(float)), reverse=True) or [0.0]
+    queues = sorted(set(pts["queue_bdp"].astype(float))) or [1.0]
+    return pd.DataFrame(math.nan, index=losses, columns=queues)
+
+
+def _panel(ax: plt.Axes, cells: pd.DataFrame | None, pts: pd.DataFrame, metric: str) -> None:
+    col = {"mtp_median_ms": "mtp_ratio", "stall_time_s": "stall_ratio"}
+    grid = _grid(cells, pts, col[metric])
     v = grid.to_numpy(dtype=float)
     finite = np.concatenate(
         [
@@ -221,15 +249,21 @@ def _panel(ax: plt.Axes, cells: pd.DataFrame, pts: pd.DataFrame, metric: str) ->
     plt.colorbar(im, ax=ax, shrink=0.8)
 
 
-def draw(cells: pd.DataFrame, pts: pd.DataFrame, out: Path) -> list[Path]:
+def draw(cells: pd.DataFrame | None, pts: pd.DataFrame, out: Path) -> list[Path]:
     fig, axes = plt.subplots(1, 2, figsize=(14, 5.2))
     for ax, m in zip(axes, METRICS, strict=True):
         _panel(ax, cells, pts, m)
     runs = ", ".join(f"{r.scenario}/{r.setting} ({r.n_nopri}+{r.n_pri})" for r in pts.itertuples())
+    background = (
+        "background and grey numbers, its cells, drawn from the real endpoints on the sim site "
+        "(scenarios/maps/rise-loss-queue.yaml; FB/4K/Low, B = 1 MiB, Cubic, key-frame factor 9) "
+        "over uplink iid loss × drop-tail queue depth"
+        if cells is not None
+        else "no background: the regime map's cells were not given (`snakemake --cores 2 "
+        "regime_map --config site=sim scenario=scenarios/maps` makes them)"
+    )
     caption = (
-        "The regime map: background and grey numbers, the predictor (endpoints/rise-sim, "
-        "virtual time; FB/4K/Low, B = 1 MiB, Cubic, key-frame factor 9) over uplink iid loss "
-        "× drop-tail queue depth; markers, real runs on this machine with the ratio of the "
+        f"The regime map: {background}; markers, real runs with the ratio of the "
         "means over runs and its 95 % bootstrap CI (each scheme's runs resampled "
         "independently; circles iid loss, triangles Gilbert-Elliott loss at the same mean, "
         "shifted right). Red: w/o Pri worse than w/ Pri; blue: w/ Pri worse. Stall time is "
@@ -244,14 +278,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m priolab.workloads.rise.rise_map", description=__doc__
     )
-    ap.add_argument("cells", type=Path, help="predictor_map.csv")
+    ap.add_argument("--cells", type=Path, help="the regime map's cells (regime_map.csv)")
     ap.add_argument("out", type=Path)
     ap.add_argument("scenario_dirs", type=Path, nargs="*")
     args = ap.parse_args(argv)
-    if not args.cells.is_file():
+    if args.cells is not None and not args.cells.is_file():
         print(f"error: {args.cells}: no such file", file=sys.stderr)
         return 2
-    cells = pd.read_csv(args.cells)
+    cells = read_cells(args.cells) if args.cells is not None else None
     pts = real_points(args.scenario_dirs)
     args.out.mkdir(parents=True, exist_ok=True)
     pts.to_csv(args.out / "rise_map_points.csv", index=False)

@@ -8,9 +8,10 @@ beginning until `LOSS_LAG_S` after it (path_stats.csv `lost_packets`, sampled ev
 the window is widened to whole rows), the Host's key frame encoded nearest to that beginning
 (its offset, + = after the last display), and the frame whose display ended the stall. The
 footer compares what the Host's quinn declared lost with what the downlink emulator dropped:
-a difference is packets lost after the link (e.g. in the Guest's UDP socket buffer), which the
-predictor does not model. endpoints/README.md ("Why the predictor missed w/ Pri's stalls")
-uses it.
+a difference is packets lost after the link (e.g. in the Guest's UDP socket buffer, which the
+sim site models only when a node is given `recv_buffer_bytes`: endpoints/sim/README.md). The
+history of how it found those losses: docs/investigations/
+2026-11-26-rise-sim-predictor-and-real-runs.md ("Why the predictor missed w/ Pri's stalls").
 """
 
 from __future__ import annotations
