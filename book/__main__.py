@@ -52,7 +52,8 @@ def rise_report(res: Path, site: str = "", cells: Path | None = None) -> list[st
     )
     body = text.split("\n", 1)[1]  # its own title goes
     where = f" on the {site} site ({res.name}/)" if site else ""
-    pic = picture.section(res / "picture" / "runs.csv")  # Fig. 7, where it was scored
+    fig7 = [res / n for n in picture.FIG7_SCENARIOS if (res / n / "runs.csv").is_file()]
+    pic = picture.section(res / "picture" / "runs.csv", fig7)  # Fig. 7: scored, or what is not
     return [
         f"## The reproduction report{where} (claims by path, regime, freezes, key frames, "
         "the frame-tick phase, the map)",

@@ -148,4 +148,67 @@ def test_rise_page_opens_with_the_claims_of_the_sim_runs(tmp_path: Path) -> None
     assert "| sim | `scenarios/rise-transport.yaml` | FB-4K-Low | reproduced" in row
     assert text.index("## The paper's claims beside") < text.index("## The reproduction report")
     assert "### Fig. 7: picture quality (SSIM, PSNR)" in text  # the sim site's scored runs
-    assert "| rise-transport/FB-4K-Low | 1+1 |" in text
+    assert "| rise-transport/FB-4K-Low | – | 1+1 |" in text  # no speed column: –
+    assert "Not scored yet: rise-transport/FB-4K-Low nopri (1 of 10 runs scored)" in text
+
+
+def test_open_cells_say_what_is_there_and_the_command_that_fills_them(tmp_path: Path) -> None:
+    """A cell (claim × setting × path) is filled only by n ≥ 10 per scheme with a CI:
+    FB/4K/Low's 9.4× is filled on the paper's link (10 + 10 runs); the window-limited path has
+    3 + 3 runs and stays open, naming them and the sim command of the figure's own scenario."""
+    tree(tmp_path / "results-sim", "rise-transport", "sim", {
+        ("FB-4K-Low", "nopri", "moderate"): ten(mtp_median_ms=282.0, mtp_p95_ms=300.0),
+        ("FB-4K-Low", "pri", "moderate"): ten(mtp_median_ms=30.0, mtp_p95_ms=40.0),
+    })  # fmt: skip
+    tree(tmp_path / "results-sim", "rise-transport-wl", "sim", {
+        ("FB-4K-Low", "nopri", "moderate"): ten(mtp_median_ms=282.0, **WL_DIAG)[:3],
+        ("FB-4K-Low", "pri", "moderate"): ten(mtp_median_ms=30.0, **WL_DIAG)[:3],
+    })  # fmt: skip
+    files = {"rise-transport": Path("scenarios/rise-transport.yaml"),
+             "rise-transport-wl": Path("scenarios/rise-transport-wl.yaml")}  # fmt: skip
+    lines = book_claims.section([tmp_path / "results-sim"], files)
+    assert "### Cells still open" in lines
+    fb = [x for x in lines if x.startswith("- Fig. 5, FB/4K/Low: median MTP 9.4× lower")]
+    assert len(fb) == 1  # the paper's link is filled: only the window-limited path is open
+    assert "[FB-4K-Low; window-limited (map)]: rise-transport-wl/FB-4K-Low 3+3 runs" in fb[0]
+    assert fb[0].endswith(
+        "`snakemake --cores 2 all --config site=sim reps=10 "
+        "scenario=scenarios/rise-transport-wl.yaml`"
+    )
+    # a claim across three settings is a cell per setting: FB/4K/Low is filled on the paper's
+    # link, 5G/FHD/Low and FB/4K/High are not run
+    p95 = [x for x in lines if x.startswith("- Fig. 5, p95 MTP") and "paper's link]" in x]
+    assert [x.split("[")[1].split(";")[0] for x in p95] == ["5G-FHD-Low", "FB-4K-High"]
+    assert all(": not run. Fill:" in x for x in p95)
+    # Fig. 10's places: rise-bitrate(-wl), never quick.yaml (make reproduce's)
+    v30 = [x for x in lines if x.startswith("- Fig. 10, above 25 Mbit/s: median MTP")
+           and "[V30M;" in x]  # fmt: skip
+    assert len(v30) == 2
+    assert v30[0].endswith("scenario=scenarios/rise-bitrate.yaml`")
+    assert v30[1].endswith("scenario=scenarios/rise-bitrate-wl.yaml`")
+
+
+def test_a_ratio_of_two_zeros_shows_both_means_and_counts_as_filled(tmp_path: Path) -> None:
+    """No freeze in either scheme: the ratio is 0/0, so the cell shows each scheme's mean with
+    its CI, and the open-cells list says the ratio cannot be had rather than asking for runs."""
+    tree(tmp_path / "results-sim", "rise-transport", "sim", {
+        ("5G-FHD-Low", "nopri", "moderate"): ten(0.0, freeze_rate_pct=0.0, **IDEAL_DIAG),
+        ("5G-FHD-Low", "pri", "moderate"): ten(0.0, freeze_rate_pct=0.0, **IDEAL_DIAG),
+    })  # fmt: skip
+    lines = book_claims.section([tmp_path / "results-sim"], {})
+    row = next(x for x in lines if x.startswith("| Fig. 5 | 5G/FHD/Low: freeze rate 82×"))
+    assert "| 0/0: nopri 0 [0, 0], pri 0 [0, 0] | 10+10 |" in row
+    cell = "Fig. 5, 5G/FHD/Low: freeze rate 82× lower w/ Pri [5G-FHD-Low; paper's link]"
+    assert not any(x.startswith(f"- {cell}") for x in lines)
+    undefined = next(x for x in lines if x.startswith("Filled, but the ratio is not a number"))
+    assert cell in undefined
+    # the absolute bound on w/ Pri's freeze rate is a number with a CI: filled, not 0/0
+    bound = "keeps the freeze rate below 1 % (%) [5G-FHD-Low; paper's link]"
+    assert not any(bound in x for x in lines if x.startswith("- ")) and bound not in undefined
+    # with too few runs the same cell is open, not "filled without a ratio"
+    few = tree(tmp_path / "few", "rise-transport", "sim", {
+        ("5G-FHD-Low", "nopri", "moderate"): ten(0.0, freeze_rate_pct=0.0, **IDEAL_DIAG)[:4],
+        ("5G-FHD-Low", "pri", "moderate"): ten(0.0, freeze_rate_pct=0.0, **IDEAL_DIAG)[:4],
+    })  # fmt: skip
+    lines = book_claims.section([few.parent], {})
+    assert any(x.startswith(f"- {cell}: rise-transport/5G-FHD-Low 4+4 runs") for x in lines)

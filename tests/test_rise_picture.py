@@ -132,8 +132,54 @@ def test_the_section_gives_each_scheme_and_the_gain(tmp_path: Path) -> None:
     assert "Source picture: forest.exr" in text and "every 30th displayed" in text
     row = next(x for x in text.splitlines() if x.startswith("| quick/WL |"))
     cells = [c.strip() for c in row.split("|")]
-    assert cells[2] == "3+3" and cells[5] == "50 [50, 50]" and cells[7] == "50 [50, 50]"
+    assert cells[2] == "–"  # no speed column in this file
+    assert cells[3] == "3+3" and cells[6] == "50 [50, 50]" and cells[8] == "50 [50, 50]"
     assert picture.section(tmp_path / "absent.csv") == []
+    assert "Not scored" not in text  # no scenario named: nothing to miss
+
+
+def aggregated(d: Path, speeds: tuple[str, ...], reps: int) -> Path:
+    """A scenario folder's runs.csv as analysis/aggregate.py writes it (labels per speed)."""
+    d.mkdir(parents=True)
+    rows = [{"setting": "FB-4K-Low", "scheme": s, "speed": sp, "rep": i,
+             "setting_label": f"FB-4K-Low/{sp}" if len(speeds) > 1 else "FB-4K-Low"}
+            for sp in speeds for s in ("nopri", "pri") for i in range(1, reps + 1)]  # fmt: skip
+    pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
+    return d
+
+
+def test_the_section_names_the_runs_it_has_not_scored_and_the_command(tmp_path: Path) -> None:
+    """Fig. 7 per speed: rise-content's slow runs are scored, its fast ones are not; the
+    section shows the speed, names what is missing and the command that scores it all."""
+    res = tmp_path / "results-sim"
+    content = aggregated(res / "rise-content", ("slow", "fast"), 3)
+    rows = [{"scenario": "rise-content", "setting": "FB-4K-Low/slow", "scheme": s, "speed": "slow",
+             "rep": i, "source": "forest.exr", "every": 30, "mismatch_median_deg": 1.0,
+             "ssim_mean": 0.5, "psnr_mean_db": 20.0}
+            for s in ("nopri", "pri") for i in range(1, 4)]  # fmt: skip
+    f = res / "picture" / "runs.csv"
+    f.parent.mkdir(parents=True)
+    pd.DataFrame(rows[:5]).to_csv(f, index=False)  # one pri run of the slow speed unscored
+    lines = picture.section(f, [content])
+    row = next(x for x in lines if x.startswith("| rise-content/FB-4K-Low/slow |"))
+    assert [c.strip() for c in row.split("|")][2:4] == ["slow", "3+2"]
+    missing = next(x for x in lines if x.startswith("Not scored yet: "))
+    assert "rise-content/FB-4K-Low/slow pri (2 of 3 runs scored)" in missing
+    assert "rise-content/FB-4K-Low/fast nopri (0 of 3 runs scored)" in missing
+    assert "rise-content/FB-4K-Low/slow nopri" not in missing
+    assert (
+        f"`python -m priolab.workloads.rise.picture {picture.SOURCE} {f} {content} --every 30` "
+        "(needs `apt-get install blender-data` and `pip install openexr`)"
+    ) in missing
+    # absent file, runs waiting: the section says so instead of vanishing
+    (absent,) = [x for x in picture.section(res / "none" / "runs.csv", [content])
+                 if x.startswith("Not scored")]  # fmt: skip
+    assert "is absent" in absent and "fast pri (0 of 3 runs scored)" in absent
+    # every run scored: no note
+    pd.DataFrame(
+        [{**r, "setting": f"FB-4K-Low/{sp}", "speed": sp} for r in rows for sp in ("slow", "fast")]
+    ).to_csv(f, index=False)
+    assert not any(x.startswith("Not scored") for x in picture.section(f, [content]))
 
 
 @pytest.mark.skipif(

@@ -200,7 +200,7 @@ def freeze_map_section(runs: pd.DataFrame) -> list[str]:
     if m.empty:
         return [
             *lines,
-            "Not run: `snakemake --cores 2 --config site=sim "
+            "Not run: `snakemake --cores 2 all --config site=sim "
             "scenario=scenarios/maps/rise-freeze-map.yaml`.",
             "",
         ]

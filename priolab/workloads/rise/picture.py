@@ -53,6 +53,15 @@ FOV_RAD = 1.0  # SPEC-rise.md: perspective projection with a 1-radian field of v
 VIEW_PX = 160  # assumption: the source's resolution over 1 rad (module docstring)
 PSNR_MAX_DB = 60.0  # assumption: libvmaf's cap for 8-bit input (module docstring)
 EVERY = 10  # assumption: every 10th displayed frame (3 per second at 30 fps) keeps it cheap
+# The source the results book's Fig. 7 is scored on, and what makes it readable: Debian's
+# blender-data (CC0: HDRI Haven, Greg Zaal, as the folder's license.txt says) and PyPI's
+# openexr (BSD-3-Clause); neither is a dependency of priolab.
+SOURCE = Path("/usr/share/blender/datafiles/studiolights/world/forest.exr")
+SOURCE_NEEDS = "`apt-get install blender-data` and `pip install openexr`"
+BOOK_EVERY = 30  # assumption: the book's runs.csv scores every 30th frame (~57 per 60 s run)
+# Fig. 7 (seeds/000 section 4.3: "CDFs of similarity scores under different movement speeds"):
+# the moderate speed is rise-transport(-wl)'s runs, slow and fast rise-content(-wl)'s
+FIG7_SCENARIOS = ("rise-transport", "rise-transport-wl", "rise-content", "rise-content-wl")
 LUMA = np.array([0.2126, 0.7152, 0.0722])  # Rec. 709
 SSIM_K1, SSIM_K2, SSIM_SIGMA, SSIM_TAPS = 0.01, 0.03, 1.5, 11  # Wang et al. 2004
 
@@ -190,31 +199,83 @@ def score_runs(image: Path, scenario_dirs: list[Path], every: int = EVERY) -> pd
     return pd.DataFrame(rows)
 
 
-def section(csv: Path) -> list[str]:
-    """The report's Fig. 7 section from score_runs' file: per scenario/setting, SSIM and PSNR
-    per scheme (mean over runs of the per-run mean, with its CI) and w/ Pri's gain."""
+def fill_command(csv: Path, scenario_dirs: list[Path]) -> str:
+    """The command that scores the runs of every scenario given into `csv` (rewritten whole)."""
+    dirs = " ".join(str(d) for d in scenario_dirs)
+    return (
+        f"`python -m priolab.workloads.rise.picture {SOURCE} {csv} {dirs} --every {BOOK_EVERY}` "
+        f"(needs {SOURCE_NEEDS})"
+    )
+
+
+def _expected(scenario_dirs: list[Path]) -> dict[tuple[str, str, str], int]:
+    """(scenario, setting label, scheme) → valid runs, from each aggregated runs.csv."""
+    out: dict[tuple[str, str, str], int] = {}
+    for d in scenario_dirs:
+        try:
+            runs = pd.read_csv(d / "runs.csv")
+        except (OSError, pd.errors.EmptyDataError):
+            continue
+        if runs.empty or "scheme" not in runs:
+            continue
+        label = runs["setting_label"] if "setting_label" in runs else runs["setting"]
+        for (st, scheme), g in runs.groupby([label.fillna(runs["setting"]), "scheme"]):
+            if scheme in ("nopri", "pri"):
+                out[(d.name, str(st), str(scheme))] = len(g)
+    return out
+
+
+def coverage(t: pd.DataFrame, scenario_dirs: list[Path]) -> list[str]:
+    """The valid runs of the Fig. 7 scenarios that `t` (score_runs' rows) has not scored:
+    one entry per scenario/setting/scheme, with how many of its runs are scored."""
+    scored: dict[tuple[str, str, str], int] = {}
+    if not t.empty:
+        for key, g in t.groupby(["scenario", "setting", "scheme"]):
+            scored[tuple(str(k) for k in key)] = len(g)  # type: ignore[index]
+    return [
+        f"{sc}/{st} {scheme} ({scored.get((sc, st, scheme), 0)} of {n} runs scored)"
+        for (sc, st, scheme), n in _expected(scenario_dirs).items()
+        if scored.get((sc, st, scheme), 0) < n
+    ]
+
+
+def section(csv: Path, scenario_dirs: list[Path] | None = None) -> list[str]:
+    """The report's Fig. 7 section from score_runs' file: per scenario/setting (and speed),
+    SSIM and PSNR per scheme (mean over runs of the per-run mean, with its CI) and w/ Pri's
+    gain. `scenario_dirs`: the aggregated Fig. 7 scenarios (FIG7_SCENARIOS) whose runs should
+    be scored; those not scored yet are named with the command that scores them."""
+    dirs = list(scenario_dirs or [])
+    head = ["## Fig. 7: picture quality (SSIM, PSNR)", ""]
     if not csv.is_file():
-        return []
+        missing = coverage(pd.DataFrame(), dirs)
+        if not missing:
+            return []
+        return [
+            *head,
+            f"Not scored: {csv} is absent. Runs waiting: " + "; ".join(missing) + ". "
+            f"Score them with {fill_command(csv, dirs)}.",
+            "",
+        ]
     t = pd.read_csv(csv)
     src = ", ".join(sorted(set(t["source"]))) if "source" in t else "?"
     lines = [
-        "## Fig. 7: picture quality (SSIM, PSNR)",
-        "",
+        *head,
         f"Source picture: {src} (see priolab/workloads/rise/picture.py for the viewport and the "
         "scores). Per run, the mean over the scored frames; here the mean over runs with its "
         "95 % bootstrap CI, w/o Pri → w/ Pri, and w/ Pri's gain (w/ Pri ÷ w/o Pri − 1, %). "
         "Paper: SSIM +12–68 % (5G), +12–80 % (FB); PSNR +10–80 % (5G), +37–93 % (FB), over "
-        "its speeds.",
+        "its speeds (slow, moderate, fast: the speed column).",
         "",
-        "| scenario/setting | runs | mismatch median (°) | SSIM | SSIM gain (%) | PSNR (dB) "
-        "| PSNR gain (%) |",
-        "|---|---|---|---|---|---|---|",
+        "| scenario/setting | speed | runs | mismatch median (°) | SSIM | SSIM gain (%) "
+        "| PSNR (dB) | PSNR gain (%) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for (sc, st), g in t.groupby(["scenario", "setting"], sort=False):
         a, b = g[g["scheme"] == "nopri"], g[g["scheme"] == "pri"]
         if a.empty or b.empty:
             continue
-        cells = [f"{len(a)}+{len(b)}"]
+        speed = ", ".join(sorted(set(g["speed"].astype(str)))) if "speed" in g else "–"
+        cells = [speed, f"{len(a)}+{len(b)}"]
         for col in ("mismatch_median_deg", "ssim_mean", "psnr_mean_db"):
             va = a[col].dropna().tolist()
             vb = b[col].dropna().tolist()
@@ -225,6 +286,13 @@ def section(csv: Path) -> list[str]:
         lines.append(f"| {sc}/{st} | " + " | ".join(cells) + " |")
     every = ", ".join(fmt(x) for x in sorted(set(t["every"]))) if "every" in t else "?"
     lines += ["", f"Frames scored per run: every {every}th displayed in the window.", ""]
+    missing = coverage(t, dirs)
+    if missing:
+        lines += [
+            "Not scored yet: " + "; ".join(missing) + ". Score them (the file is rewritten "
+            f"whole) with {fill_command(csv, dirs)}.",
+            "",
+        ]
     return lines
 
 

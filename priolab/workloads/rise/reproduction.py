@@ -63,9 +63,9 @@ PLACES: dict[str, list[tuple[str, str, str]]] = {
         ("rise-direction-wl", "FB-4K-Low-L0.05", WL),
     ],
 }
-# Fig. 6 per movement speed: rise-content(-wl) runs each setting at every speed, so their rows
+# Fig. 6 per movement speed: rise-content(-wl) run each setting at several speeds, so their rows
 # are `<setting>/<speed>` (runs.csv `setting_label`; `load` keeps speeds apart). The moderate
-# speed is also every rise-transport(-wl) run (40 deg/s): rise-content-wl runs only slow and fast.
+# speed is every rise-transport(-wl) run (40 deg/s): rise-content(-wl) run only slow and fast.
 SPEEDS = ("slow", "moderate", "fast")
 for _st in ("5G-FHD-Low", "FB-4K-Low"):
     for _sp in SPEEDS:
