@@ -349,3 +349,26 @@ def test_a_windowed_rescaled_mahimahi_trace_runs_on_linkem(tmp_path: Path, no_lo
     meta = run_quick(tmp_path / "results", scenario)
     assert meta["valid"], meta["invalid_reasons"]
     assert meta["link_final"]["uplink"]["departures"] > 1000
+
+
+@needs_real_sim
+def test_the_host_ends_cleanly_when_the_guests_close_arrives_between_two_sends(
+    tmp_path: Path, no_lock: None
+) -> None:
+    """On the freeze map's outage trace the Guest's session ends while the Host still sends:
+    its close reached quinn between two of the Host's sends, and the Host exited 1 ("quinn
+    refused a datagram: connection lost"), so 18 of 20 runs of that point were invalid. The
+    close must end the Host's run as when its reader sees it first: peer_closed, exit 0."""
+    trace = SHARED_TRACES / "mahimahi-cellular" / "ATT-LTE-driving-2016.up"
+    if not trace.is_file():
+        pytest.skip(f"{trace} is absent (a shared trace)")
+    results = tmp_path / "results"
+    scenario = REPO / "scenarios" / "maps" / "rise-freeze-map.yaml"
+    args = ["--setting", "5G-ATT-outages", "--scheme", "pri", "--speed", "moderate",
+            "--rep", "1", "--site", "sim", "--results", str(results)]  # fmt: skip
+    assert cli.main(["run-one", str(scenario), *args]) == 0
+    run = results / "rise-freeze-map" / "5G-ATT-outages" / "pri" / "moderate" / "r1"
+    meta = json.loads((run / rundir.METADATA).read_text())
+    assert meta["valid"], meta["invalid_reasons"]
+    host = json.loads((run / "host" / "summary.json").read_text())
+    assert host["exit_reason"] in ("peer_closed", "duration"), host["exit_reason"]

@@ -110,28 +110,31 @@ impl<'a> Feeder<'a> {
         }
     }
 
-    /// Moves datagrams from the channels into quinn while it has room.
-    fn pump(&mut self, core: &mut Endpoint) -> Result<()> {
+    /// Moves datagrams from the channels into quinn while it has room. `Some(end)` when the
+    /// connection is gone: the peer's close (its duration ended first) can reach quinn between
+    /// two sends, and ends the run as it does when the read side sees it first.
+    fn pump(&mut self, core: &mut Endpoint) -> Result<Option<End>> {
         while self.waiting.is_none() {
             let Some(head) = core.peek_transmit_size() else {
-                return Ok(());
+                return Ok(None);
             };
             let now = self.clock.unix_us();
             let space = self.conn.datagram_send_buffer_space();
             if head <= space.min(self.max_payload) {
                 let Some(t) = core.poll_transmit(now, space.min(self.max_payload)) else {
-                    return Ok(());
+                    return Ok(None);
                 };
                 let len = t.bytes.len();
                 match self.conn.send_datagram(Bytes::from(t.bytes)) {
                     Ok(()) => self.meter.insert(now, len, false),
                     Err(SendDatagramError::TooLarge) => self.too_large += 1,
+                    Err(SendDatagramError::ConnectionLost(e)) => return Ok(Some(classify(&e))),
                     Err(e) => anyhow::bail!("quinn refused a datagram: {e}"),
                 }
             } else {
                 // The head does not fit in quinn's room now: hand it over to wait for room.
                 let Some(t) = core.poll_transmit(now, self.max_payload.max(head)) else {
-                    return Ok(());
+                    return Ok(None);
                 };
                 let len = t.bytes.len();
                 if len > self.max_payload {
@@ -146,7 +149,7 @@ impl<'a> Feeder<'a> {
                 ));
             }
         }
-        Ok(())
+        Ok(None)
     }
 }
 
@@ -207,9 +210,13 @@ pub async fn run(
     tokio::pin!(read);
 
     let end = loop {
-        if let Err(e) = feeder.pump(&mut core) {
-            conn.close(CLOSE_ERROR, b"error");
-            return Err(e);
+        match feeder.pump(&mut core) {
+            Ok(None) => {}
+            Ok(Some(end)) => break end,
+            Err(e) => {
+                conn.close(CLOSE_ERROR, b"error");
+                return Err(e);
+            }
         }
         regime.observe(now_us(), feeder.waiting.is_some(), core.pending_bytes());
         while let Some(ev) = core.poll_event() {
