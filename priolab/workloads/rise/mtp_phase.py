@@ -8,7 +8,8 @@ warm-up (metrics.json's Guest window) the line gives the medians of both parts, 
 tracking one-way delay up (host/tracking_received.csv), the phase of the two endpoints' clocks
 (the Host's session start - the Guest's, summary.json `start_time_us`: each endpoint's tracking
 and frame ticks count from it) and how many frames carried a sample older than one tracking
-period. endpoints/README.md ("The 16 ms step") uses it: the sample's age at encode is quantised
+period. docs/investigations/2026-11-26-rise-sim-predictor-and-real-runs.md ("The 16 ms step")
+uses it: the sample's age at encode is quantised
 by the tracking period, and whether a sample makes the next frame tick depends on its uplink
 delay against that phase.
 
