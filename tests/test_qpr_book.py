@@ -157,3 +157,18 @@ def test_the_reading_table_sets_each_claims_readings_side_by_side(tmp_path: Path
         "- variant: one connection, quinn's loss response: reproduces 0 of the 1 claims it ran.",
         "- variant: loss-blind second connection: reproduces 0 of the 1 claims it ran.",
     ]
+
+
+def test_a_strict_gain_or_loss_is_not_met_by_a_ci_that_holds_1() -> None:
+    """Every QPR ratio claim the paper prints as "> 1×" or "< 1×" has a range that leaves 1
+    out (ABOVE_1, BELOW_1), so a CI that holds 1 reads "differs", not "reproduced"."""
+    strict = [c for c in QPR.claims if c.paper in ("> 1×", "< 1×")]
+    assert len(strict) >= 5
+    for c in strict:
+        assert not (c.lo <= 1.0 <= c.hi), (c.text, c.lo, c.hi)
+    walking = next(c for c in strict if c.text.startswith("walking trace, 5 % loss: QPR thr"))
+    judge = QPR.judge(walking)
+    assert judge is not None
+    q0 = pd.DataFrame({"throughput_mean_mbps": [5.0, 5.1, 4.9], "scheme": ["q0"] * 3})
+    same = q0.assign(scheme=walking.num)
+    assert judge(same, q0).verdict.startswith("differs (no significant difference")
