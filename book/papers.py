@@ -40,6 +40,10 @@ class Claim:
     # speed), `den` or else `num` its scheme: a claim across two conditions ("no additional
     # freezes from 0 to 5 % loss"). Only claims with a judge (Paper.judge) read it.
     den_setting: str = ""
+    # Optional: the reading of the paper's method this claim's row measures (one of
+    # Paper.readings); the page's reading table (results.readings_section) sets a claim's
+    # readings side by side.
+    reading: str = ""
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,9 @@ class Paper:
     # judged by judged.standard over its own range, metric and schemes, with this for its
     # reasons. None: the CI against the paper's range (results.verdict).
     why: Why | None = None
+    # The readings of the paper's method that its claims are measured under, in the order a
+    # table of them sets them (Claim.reading); empty: the paper has one reading.
+    readings: tuple[str, ...] = field(default=())
 
     def judge(self, c: Claim) -> Judge | None:
         if c.judge is not None or self.why is None:
@@ -429,13 +436,14 @@ def _per_reading(
             den + suffix if den not in ("", "q0") else den,
             (setting,),
             (scenario,),
+            reading=label,
         )  # fmt: skip
         for suffix, label, scenario in readings
     )
 
 
 QPR_NOTES: tuple[str, ...] = (
-    "## Which reading of the unreliable path reproduces which claim, and why",
+    "## The readings of the unreliable path, and why they differ",
     "",
     'The paper sends its unreliable objects "at the rate defined by the congestion window '
     "(which is fixed)\" (§III-C), the window being the BDP at the trace's lowest rate (§IV-B). "
@@ -455,8 +463,10 @@ QPR_NOTES: tuple[str, ...] = (
     "connection without its loss response (the window grows on ACKs and is never cut), the "
     "reading under which the paper's driving-trace gains are possible, at the price of a "
     "sender that does not back off (priolab/workloads/qpr/README.md lists its deviations). "
-    "The verdict column above says, per reading, whether the paper's value lies inside "
-    "priolab's CI. Throughput is bytes that arrive: an unreliable object that lost a "
+    "The table above sets each claim's readings side by side; the claims table's verdict "
+    "says, per reading, why, from the same runs (each scheme's throughput, freezes, losses "
+    "and the datagram connection's window). Throughput is bytes that arrive: an unreliable "
+    "object that lost a "
     "datagram cannot be decoded (`decodable_quality_rank*` in the summaries below).",
     "",
     "QPR(F) and Q100(F) (scenarios/qpr-fec.yaml): the paper subtracted an FEC overhead "
@@ -625,7 +635,7 @@ QPR = Paper(
             QPR_READINGS,
             ("§IV-D, Fig. 14a", "> 1×", "walking-loss5"),
             "walking trace, 5 % loss: QPR throughput above Q0",
-            (1.0, math.inf),
+            (ABOVE_1, math.inf),
             "throughput_mean_mbps",
             "qpr",
         ),
@@ -666,7 +676,7 @@ QPR = Paper(
             QPR_READINGS[:1],
             ("§IV-D, Fig. 13", "> 1×", "driving-loss0"),
             "driving trace, 0 % loss: QPR throughput above Q0",
-            (1.0, math.inf),
+            (ABOVE_1, math.inf),
             "throughput_mean_mbps",
             "qpr",
         ),
@@ -675,7 +685,7 @@ QPR = Paper(
             ("§IV-D, Fig. 13", "< 1×", "driving-loss2"),
             "driving trace, 2 % loss: HTTP/2 throughput ÷ Q0's (HTTP/2 falls 50× "
             "from 0 to 2 %, below reliable QUIC)",
-            (0.0, 1.0),
+            (0.0, BELOW_1),
             "throughput_mean_mbps",
             "h2",
         ),
@@ -710,6 +720,7 @@ QPR = Paper(
     ),  # fmt: skip
     QPR_NOTES,
     why=what_the_player_got,
+    readings=tuple(label for _, label, _ in QPR_READINGS),
 )
 
 ROQ = Paper(

@@ -292,6 +292,61 @@ def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
     return [*lines, ""]
 
 
+# The verdict's leading words as analysis/judged.py and `verdict` word them, most specific first
+VERDICT_KINDS = ("not reproduced", "reproduced", "differs", "not run", "no verdict")
+
+
+def verdict_kind(verdict: str) -> str:
+    """The verdict's leading word(s) ("reproduced", "differs", ...); the text when none fits."""
+    return next((k for k in VERDICT_KINDS if verdict.startswith(k)), verdict)
+
+
+def readings_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
+    """The claims measured under two or more of the paper's readings (Claim.reading), one
+    column per reading (Paper.readings): each cell the verdict's word with priolab's value, n
+    and site, from the same rows as the claims table (whose verdict says why), and per reading
+    how many of its claims it reproduces. Empty when the paper has no readings."""
+    groups: dict[tuple[str, str, tuple[str, ...]], dict[str, Claim]] = {}
+    for c in paper.claims:
+        if c.reading and c.reading in paper.readings:
+            key = (c.figure, c.text.removesuffix(f" [{c.reading}]"), c.settings)
+            groups.setdefault(key, {})[c.reading] = c
+    groups = {k: g for k, g in groups.items() if len(g) >= 2}
+    if not groups:
+        return []
+    lines = [
+        "## Which reading reproduces which claim",
+        "",
+        "Every claim measured under more than one reading, one column per reading: the "
+        "verdict, priolab's value [95 % CI], n and site, as in the claims table above (whose "
+        "verdict also says why); – where the reading's scenario has no such scheme.",
+        "",
+        "| source | claim | paper | " + " | ".join(paper.readings) + " |",
+        "|---|---|---|" + "---|" * len(paper.readings),
+    ]
+    tally: dict[str, list[bool]] = {r: [] for r in paper.readings}
+    for (figure, text, _), by_reading in groups.items():
+        cells = []
+        for r in paper.readings:
+            c = by_reading.get(r)
+            if c is None:
+                cells.append("–")
+                continue
+            rows = [row for row in claim_rows(replace(c, judge=paper.judge(c)), scenarios)
+                    if verdict_kind(row[5]) != "not run"]  # fmt: skip
+            if rows:
+                tally[r].append(all(verdict_kind(row[5]) == "reproduced" for row in rows))
+            texts = [f"**{verdict_kind(row[5])}** {row[0]} (n {row[1]}, {row[2]})" for row in rows]
+            cells.append("; ".join(texts) or "not run")
+        paper_value = next(iter(by_reading.values())).paper
+        lines.append(f"| {figure} | {text} | {paper_value} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for r, got in tally.items():
+        ran = f"{sum(got)} of the {len(got)} claims it ran" if got else "no claim: not run"
+        lines.append(f"- {r}: reproduces {ran}.")
+    return [*lines, ""]
+
+
 def _demote(md: str, by: int = 1) -> list[str]:
     out, code = [], False
     for line in md.splitlines():
@@ -421,6 +476,7 @@ def page(
         lines += no_runs(paper, files, trees)
     if paper.claims:
         lines += claims_section(paper, found)
+        lines += readings_section(paper, found)
     lines += list(paper.notes)
     lines += extra or []
     for s in found:
