@@ -331,14 +331,20 @@ def test_the_real_sim_reproduces_the_small_receive_buffer_failure(
     assert drops["4MiB"] == drops["small-no-stall"] == (0, True, []), drops
 
 
+def _att_trace() -> Path:
+    """The Mahimahi ATT-LTE uplink trace from ../shared; the test skips without it."""
+    trace = SHARED_TRACES / "mahimahi-cellular" / "ATT-LTE-driving-2016.up"
+    if not trace.is_file():
+        pytest.skip(f"{trace} is absent (a shared trace)")
+    return trace
+
+
 @needs_real_sim
 def test_a_windowed_rescaled_mahimahi_trace_runs_on_linkem(tmp_path: Path, no_lock: None) -> None:
     """A Mahimahi file's last line is its period, and every trace op keeps an opportunity
     there; linkem's config once refused that (period_ms had to exceed every time), so every
     run on a cut or rescaled Mahimahi trace failed before it started."""
-    trace = SHARED_TRACES / "mahimahi-cellular" / "ATT-LTE-driving-2016.up"
-    if not trace.is_file():
-        pytest.skip(f"{trace} is absent (a shared trace)")
+    trace = _att_trace()
     data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
     data["duration_s"] = 6
     del data["link"]["uplink"]["rate_mbps"]
@@ -359,9 +365,7 @@ def test_the_host_ends_cleanly_when_the_guests_close_arrives_between_two_sends(
     its close reached quinn between two of the Host's sends, and the Host exited 1 ("quinn
     refused a datagram: connection lost"), so 18 of 20 runs of that point were invalid. The
     close must end the Host's run as when its reader sees it first: peer_closed, exit 0."""
-    trace = SHARED_TRACES / "mahimahi-cellular" / "ATT-LTE-driving-2016.up"
-    if not trace.is_file():
-        pytest.skip(f"{trace} is absent (a shared trace)")
+    _att_trace()
     results = tmp_path / "results"
     scenario = REPO / "scenarios" / "maps" / "rise-freeze-map.yaml"
     args = ["--setting", "5G-ATT-outages", "--scheme", "pri", "--speed", "moderate",
