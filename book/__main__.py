@@ -30,6 +30,11 @@ def _commit(repo: Path) -> str:
     return out + (" (with uncommitted changes)" if dirty else "")
 
 
+def regime_cells(tree: Path) -> Path:
+    """Where a results tree keeps the regime map's cells (rule regime_map's output)."""
+    return tree / "regime" / "regime_map.csv"
+
+
 def rise_report(res: Path, site: str = "", cells: Path | None = None) -> list[str]:
     """The reproduction report's body (claims per path, regime, freezes, the freeze map,
     key-frame causes, the frame-tick phase, the map) for the RISE scenarios aggregated under
@@ -46,7 +51,7 @@ def rise_report(res: Path, site: str = "", cells: Path | None = None) -> list[st
     if not dirs:
         return []
     pts = res / "map" / "rise_map_points.csv"
-    cells = cells or res / "regime" / "regime_map.csv"
+    cells = cells or regime_cells(res)
     text = reproduction.report(
         dirs, pts if pts.is_file() else None, cells if cells.is_file() else None
     )
@@ -80,7 +85,7 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
             sim = res_sim if res_sim and res_sim != res else None
             extra = (
                 book_claims.section([res, *([sim] if sim else [])], results.scenario_files(repo))
-                + rise_report(res, "mininet", (sim or res) / "regime" / "regime_map.csv")
+                + rise_report(res, "mininet", regime_cells(sim or res))
                 + (rise_report(sim, "sim") if sim else [])
             )
         p = out / "results" / f"{paper.key}.md"
