@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from ground import rundir
-from priolab.engine.plan import plan
+from priolab.engine.plan import LINK_SETTLE_S, plan
 from priolab.engine.sites.mininet import AGENT, REPLAY, mininet_site
 from priolab.scenario import expand, load
 from priolab.workloads.base import Pair
@@ -153,3 +153,34 @@ def test_agent_reports_the_udp_drops_its_processes_cause(tmp_path: Path) -> None
     # at least the datagrams beyond what a minimal buffer holds (others' may add, never remove)
     grew = c["end"]["udp"]["RcvbufErrors"] - c["start"]["udp"]["RcvbufErrors"]
     assert grew >= 250, c
+
+
+def test_a_trace_starts_when_the_endpoints_do_on_every_backend(tmp_path: Path) -> None:
+    """The link starts LINK_SETTLE_S before the endpoints (linkem; tc with a capture); the
+    trace is led by as much, so the endpoints meet its time 0, as on the sim site."""
+    (tmp_path / "steps.txt").write_text("0 20\n1 5\n2 8\n")
+    data = yaml.safe_load((REPO / "scenarios" / "standin.yaml").read_text())
+    data["link"]["uplink"] = {"trace": {"file": "steps.txt", "format": "schedule"},
+                              "queue": {"limit_bytes": 30000}}  # fmt: skip
+    path = tmp_path / "tr.yaml"
+    path.write_text(yaml.safe_dump(data))
+    p = _mininet_plan(path, "userspace", tmp_path)
+    starts = [
+        x["start_at_s"] for n in ("guest", "host") for x in p["nodes"][n]["spec"]["processes"]
+    ]
+    assert min(starts) == LINK_SETTLE_S == 1.0
+    rate = p["nodes"]["emu"]["spec"]["files"]["linkem.json"]["a_to_b"]["rate"]
+    # the trace (looped, 3 s) rotated by 1 s: its 20 Mbit/s second 0 lands at link time 1 s
+    assert rate["points"] == [[0, 8_000_000], [1000, 20_000_000], [2000, 5_000_000]]
+    assert p["link"]["applied"]["trace_lead_ms"] == 1000
+    data["capture"] = {"snaplen_bytes": 128}
+    path.write_text(yaml.safe_dump(data))
+    tc = _mininet_plan(path, "tc", tmp_path)
+    sched = tc["nodes"]["emu"]["spec"]["files"]["tc-replay-uplink.json"]
+    assert [s["t_ms"] for s in sched["steps"]] == [0, 1000, 2000]
+    assert "20000000bit" in sched["steps"][1]["argv"]
+    assert tc["link"]["applied"]["trace_lead_ms"] == 1000
+    data.pop("capture")
+    path.write_text(yaml.safe_dump(data))
+    plain = _mininet_plan(path, "tc", tmp_path)  # no settle, no lead
+    assert plain["link"]["applied"]["trace_lead_ms"] == 0

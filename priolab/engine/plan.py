@@ -28,6 +28,7 @@ from netem.tc import (
     teardown_argv,
     teardown_police_argv,
 )
+from netem.trace_lead import lead_link, lead_points
 from priolab.scenario import RunSpec
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import Pair, RunContext
@@ -228,9 +229,11 @@ def _bridge_argv(up_in: str, up_out: str) -> list[list[str]]:
     ]
 
 
-def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
+def _link_plan(spec: RunSpec, site: Site, lead_ms: int) -> dict[str, Any]:
     """The link part of a run: setup/teardown/stats argv lists per node, and link processes
-    (linkem; the tc trace replayer) with the files they read."""
+    (linkem; the tc trace replayer) with the files they read. `lead_ms`: how long before the
+    endpoints the link starts; a trace starts that much later than the link (netem.trace_lead),
+    so the endpoints meet its time 0 on every site."""
     link: dict[str, Any] = {"setup": {}, "teardown": {}, "stats": {}, "processes": {},
                             "files": {}, "outputs": {}}  # fmt: skip
     up_in, up_out = site.emu_ifaces
@@ -257,7 +260,7 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
                             "a node between guest and host")  # fmt: skip
         emu = site.nodes[site.emulator]
         resolved = resolve_link(spec.link, spec.base_dir)
-        config = linkem_config(resolved, spec.seed)
+        config = linkem_config(lead_link(resolved, lead_ms), spec.seed)
         rd = emu.run_dir
         argv = [
             emu.binaries["linkem"],
@@ -278,7 +281,8 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
         link["files"][emu.key] = {rundir.LINKEM_CONFIG: config}
         link["outputs"][emu.key] = outputs
         link["applied"] = {"backend": "userspace", "argv": argv, "config": config,
-                           "resolved": resolved.to_json(), "node": emu.name}  # fmt: skip
+                           "resolved": resolved.to_json(), "trace_lead_ms": lead_ms,
+                           "node": emu.name}  # fmt: skip
         return link
     # tc: netem.tc computes the argv lists; the uplink goes on the egress of `up_out`.
     plan = TcBackend().plan(up_in, up_out, spec.link, base_dir=spec.base_dir, seed=spec.seed)
@@ -307,7 +311,8 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
         link["teardown"][node].append({"argv": teardown_police_argv(dev), "check": False})
         trace = plan[key]["trace"]
         if trace is not None:  # the tc trace replayer: a process of the shaping node
-            points, period_ms, loop = trace
+            points, period_ms = lead_points(*trace, lead_ms)
+            loop = trace[2]
             sn = site.nodes[node]
             fname = f"{rundir.tc_replay(key)}.json"
             schedule = replay_schedule(dev, points, period_ms, loop)
@@ -324,6 +329,7 @@ def _link_plan(spec: RunSpec, site: Site) -> dict[str, Any]:
     link["applied"] = {"backend": "tc", "commands": commands,
                        "resolved": plan["resolved"].to_json(), "seed_uplink": spec.seed,
                        "seed_downlink": spec.seed + 1, "notes": plan["notes"],
+                       "trace_lead_ms": lead_ms,
                        "nodes": {k: site.nodes[n].name for k, n in where.items()}}  # fmt: skip
     return link
 
@@ -361,12 +367,12 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
     workload = WORKLOADS[spec.workload_kind]
     ctx = RunContext(RUN_SENTINEL, spec.duration_s, spec.seed, spec.base_dir, site.pairs,
                      tls_keylog=spec.capture is not None)  # fmt: skip
-    link = _link_plan(spec, site)
-    if spec.capture is not None:
-        _capture_plan(link, site, spec.capture.snaplen_bytes)
     # (the sim's link exists before its first process starts: nothing to settle)
     settle = site.kind != "sim" and (site.backend == "userspace" or spec.capture is not None)
     offset = LINK_SETTLE_S if settle else 0.0
+    link = _link_plan(spec, site, lead_ms=round(offset * 1000))
+    if spec.capture is not None:
+        _capture_plan(link, site, spec.capture.snaplen_bytes)
     keys = list(site.nodes)
     procs: dict[str, list[ProcessPlan]] = {k: list(link["processes"].get(k, [])) for k in keys}
     outputs: dict[str, list[str]] = {k: list(link["outputs"].get(k, [])) for k in keys}

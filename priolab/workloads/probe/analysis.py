@@ -160,6 +160,13 @@ def link_started_ns(run: Path) -> int:
     return int((best or t0 or 0.0) * 1e9)
 
 
+def trace_started_ns(run: Path, meta: dict[str, Any]) -> int:
+    """When the link's trace reached its time 0: the link's start plus the lead the plan gave
+    the trace (metadata `link_applied.trace_lead_ms`, netem.trace_lead; 0 in older runs)."""
+    lead_ms = (meta.get("link_applied") or {}).get("trace_lead_ms") or 0
+    return link_started_ns(run) + int(lead_ms * 1_000_000)
+
+
 def owd_stats(owd_ms: np.ndarray) -> dict[str, Any]:
     return {
         "median_ms": float(np.median(owd_ms)),

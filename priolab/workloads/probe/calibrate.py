@@ -50,7 +50,6 @@ from priolab.workloads.probe.analysis import (
     delay_row,
     first_whole_second,
     iperf3_result,
-    link_started_ns,
     lkprobe_result,
     loss_figures,
     owd_stats,
@@ -59,6 +58,7 @@ from priolab.workloads.probe.analysis import (
     process_start_ns,
     received_pattern,
     trace_correlation,
+    trace_started_ns,
     verdicts,
 )
 
@@ -256,9 +256,9 @@ class Calibration:
         }  # fmt: skip
         pps = 1.25 * max(steps) * 1e6 / (FRAME_BYTES * 8)
         n_s = len(steps) if self.quick else 2 * len(steps)
-        z, run, _ = self.probe("trace", cfg, pps, int(pps * (n_s + 1.5)), PAYLOAD_BYTES,
-                               idle_s=1.0)  # fmt: skip
-        t0_ns = link_started_ns(run)
+        z, run, meta = self.probe("trace", cfg, pps, int(pps * (n_s + 1.5)), PAYLOAD_BYTES,
+                                  idle_s=1.0)  # fmt: skip
+        t0_ns = trace_started_ns(run, meta)
         sent_ns = process_start_ns(run, "udpprobe-send") or t0_ns
         skip_s = first_whole_second((sent_ns - t0_ns) / 1e9)
         best = trace_correlation(z, t0_ns, steps, n_s, skip_s)
