@@ -56,13 +56,19 @@ def test_capture_plans_tcpdump_on_the_link_and_the_tls_key_log(tmp_path: Path) -
     assert [x["name"] for x in q["nodes"]["emu"]["spec"]["processes"]] == ["linkem"]
 
 
-def test_a_trace_on_tc_is_replayed_by_a_process_of_the_plan(tmp_path: Path) -> None:
-    (tmp_path / "steps.txt").write_text("0 20\n1 5\n")
+def _uplink_trace_scenario(tmp_path: Path, steps: str) -> tuple[Path, dict]:
+    """standin.yaml with its uplink on the schedule trace `steps` (lines "t_s rate_mbps")."""
+    (tmp_path / "steps.txt").write_text(steps)
     data = yaml.safe_load((REPO / "scenarios" / "standin.yaml").read_text())
     data["link"]["uplink"] = {"trace": {"file": "steps.txt", "format": "schedule"},
                               "queue": {"limit_bytes": 30000}}  # fmt: skip
     path = tmp_path / "tr.yaml"
     path.write_text(yaml.safe_dump(data))
+    return path, data
+
+
+def test_a_trace_on_tc_is_replayed_by_a_process_of_the_plan(tmp_path: Path) -> None:
+    path, _ = _uplink_trace_scenario(tmp_path, "0 20\n1 5\n")
     p = _mininet_plan(path, "tc", tmp_path)
     (rep,) = p["nodes"]["emu"]["spec"]["processes"]
     assert rep["name"] == "tc-replay-uplink" and rep["argv"][1] == str(REPLAY)
@@ -158,12 +164,7 @@ def test_agent_reports_the_udp_drops_its_processes_cause(tmp_path: Path) -> None
 def test_a_trace_starts_when_the_endpoints_do_on_every_backend(tmp_path: Path) -> None:
     """The link starts LINK_SETTLE_S before the endpoints (linkem; tc with a capture); the
     trace is led by as much, so the endpoints meet its time 0, as on the sim site."""
-    (tmp_path / "steps.txt").write_text("0 20\n1 5\n2 8\n")
-    data = yaml.safe_load((REPO / "scenarios" / "standin.yaml").read_text())
-    data["link"]["uplink"] = {"trace": {"file": "steps.txt", "format": "schedule"},
-                              "queue": {"limit_bytes": 30000}}  # fmt: skip
-    path = tmp_path / "tr.yaml"
-    path.write_text(yaml.safe_dump(data))
+    path, data = _uplink_trace_scenario(tmp_path, "0 20\n1 5\n2 8\n")
     p = _mininet_plan(path, "userspace", tmp_path)
     starts = [
         x["start_at_s"] for n in ("guest", "host") for x in p["nodes"][n]["spec"]["processes"]
