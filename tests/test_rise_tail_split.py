@@ -63,7 +63,8 @@ def _run(tmp_path: Path, name: str, site: str, slow_up_frames: set[int]) -> Path
         "analysis": {"windows_us": {"guest": [T0, T0 + 3_000_000, T0 + 10_000_000]}},
     }
     (d / "metrics.json").write_text(json.dumps(m))
-    (d / "metadata.json").write_text(json.dumps({"site": {"kind": site}}))
+    meta = {"site": {"kind": site}, "git": {"commit": "abcdef0123456789", "dirty": False}}
+    (d / "metadata.json").write_text(json.dumps(meta))
     return d
 
 
@@ -172,7 +173,11 @@ def test_cli_groups_runs_by_site(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert len(rows) == 3
     g = by_site(rows)
     assert g.set_index("site")["n"].to_dict() == {"mininet": 2, "sim": 1}
+    assert set(g["commit"]) == {"abcdef0"}
+    assert "commit" not in by_site(rows, ("site",))
     assert "mininet" in capsys.readouterr().out
+    assert main([str(runs[0]), "--by", "site,colour"]) == 2
+    assert "allowed columns are site, commit" in capsys.readouterr().err
 
 
 def test_cli_names_a_folder_without_metrics(

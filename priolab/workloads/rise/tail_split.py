@@ -1,10 +1,12 @@
 """Where a rise run's MTP tail goes, and what set the Guest's uplink: one row per run.
 
-    python -m priolab.workloads.rise.tail_split [--csv OUT] RUN_DIR [RUN_DIR ...]
+    python -m priolab.workloads.rise.tail_split [--csv OUT] [--by site,commit] RUN_DIR [...]
 
 prints one CSV row per run, then the mean of every column per scenario, setting, scheme and
-site (metadata.json `site.kind`), so runs of two sites compare side by side. Everything is
-over the Guest's analysed window (metrics.json `analysis.windows_us.guest`).
+the `--by` columns: by default site (metadata.json `site.kind`) and commit (`git.commit`,
+`+dirty` when the tree was), so runs of two sites, or of two versions of the code, compare
+side by side and are never pooled; `--by site` pools commits known to run the same code.
+Everything is over the Guest's analysed window (metrics.json `analysis.windows_us.guest`).
 
 **The MTP split** (`mtp_parts`), per frame displayed at the Guest and rendered from one of its
 samples: MTP = `up` (the sample's uplink delay: its first receipt at the Host − its
@@ -38,7 +40,8 @@ from priolab.engine import rundir
 from priolab.workloads.rise.logs import read_log_csv
 
 PARTS = ("up", "phase", "stale", "deliver")
-GROUP = ("scenario", "setting", "scheme", "site")
+PLACE = ("scenario", "setting", "scheme")
+BY = ("site", "commit")
 
 
 def mtp_parts(
@@ -147,6 +150,7 @@ def split(run_dir: Path) -> dict[str, object]:
         "scheme": run["scheme"],
         "rep": run["rep"],
         "site": meta.get("site", {}).get("kind", "mininet"),
+        "commit": _commit(meta),
     }
     shown = read_log_csv(run_dir / "guest" / "frames_displayed.csv")
     shown = shown[(shown["display_time_us"] >= win_start) & (shown["display_time_us"] <= end)]
@@ -165,10 +169,15 @@ def split(run_dir: Path) -> dict[str, object]:
     return row
 
 
-def by_site(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean of every numeric column and the run count per scenario, setting, scheme, site."""
+def _commit(meta: dict) -> str:
+    git = meta.get("git") or {}
+    return str(git.get("commit") or "unknown")[:7] + ("+dirty" if git.get("dirty") else "")
+
+
+def by_site(rows: pd.DataFrame, by: tuple[str, ...] = BY) -> pd.DataFrame:
+    """Mean of every numeric column and the run count per scenario, setting, scheme and `by`."""
     num = rows.select_dtypes("number").columns.drop("rep", errors="ignore")
-    g = rows.groupby(list(GROUP), sort=True)
+    g = rows.groupby([*PLACE, *by], sort=True)
     out = g[list(num)].mean()
     out.insert(0, "n", g.size())
     return out.reset_index()
@@ -180,7 +189,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("runs", type=Path, nargs="+")
     ap.add_argument("--csv", type=Path, help="also write the per-run rows here")
+    ap.add_argument("--by", default=",".join(BY), help="group columns besides the place")
     a = ap.parse_args(argv)
+    by = tuple(c for c in a.by.split(",") if c)
+    if not set(by) <= set(BY):
+        print(f"error: --by {a.by!r}: allowed columns are {', '.join(BY)}", file=sys.stderr)
+        return 2
     rows = []
     for run in a.runs:
         if not (run / rundir.METRICS).is_file():
@@ -198,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     with pd.option_context("display.width", 250, "display.max_columns", 60):
         print(df.drop(columns=["run"]).round(3).to_string(index=False))
         print()
-        print(by_site(df).round(3).to_string(index=False))
+        print(by_site(df, by).round(3).to_string(index=False))
     return 0
 
 
