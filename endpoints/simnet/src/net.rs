@@ -9,6 +9,7 @@ use crate::stats::{StatsOut, StatsWriter, DIR_NAMES};
 use crate::FRAME_OVERHEAD_BYTES;
 use linkem::packet_log::{write_record, Fate};
 use linkem::{Direction, Event};
+use quinn::udp::EcnCodepoint;
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
@@ -70,6 +71,10 @@ pub(crate) struct Pkt {
     pub from: SocketAddr,
     pub to: SocketAddr,
     pub data: Vec<u8>,
+    /// The ECN codepoint the sender set (quinn: ECT(0) while it trusts the path). The real
+    /// path keeps it: the kernel sends it in the IP header, veth and linkem forward the frame
+    /// untouched (linkem never marks CE) and the receiver's socket reports it (IP_RECVTOS).
+    pub ecn: Option<EcnCodepoint>,
 }
 
 struct NodeState {
@@ -376,6 +381,7 @@ impl State {
         let d = Datagram {
             from: p.from,
             data: p.data,
+            ecn: p.ecn,
         };
         let queued = s.queue.push(d);
         if queued {
@@ -386,13 +392,15 @@ impl State {
         queued
     }
 
-    /// A datagram from the socket `from` (node IP, port) to `to`, at `now_ns`.
+    /// A datagram from the socket `from` (node IP, port) to `to`, at `now_ns`, with the ECN
+    /// codepoint `ecn` in its IP header.
     pub fn send(
         &mut self,
         now_ns: u64,
         from: SocketAddr,
         to: SocketAddr,
         data: &[u8],
+        ecn: Option<EcnCodepoint>,
     ) -> io::Result<()> {
         if data.len() as u64 + FRAME_OVERHEAD_BYTES > self.mtu_bytes + 14 {
             // The kernel refuses a datagram over the path MTU with don't-fragment set.
@@ -420,6 +428,7 @@ impl State {
             from,
             to,
             data: buf,
+            ecn,
         };
         if dst.side == src_side {
             // Same side of the link: no emulated link between them.

@@ -17,6 +17,7 @@
 //! (kernel versions and drivers differ), which is why it lives in one function.
 
 use crate::FRAME_OVERHEAD_BYTES;
+use quinn::udp::EcnCodepoint;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 
@@ -45,6 +46,8 @@ pub fn charged_bytes(payload_bytes: usize) -> u64 {
 pub struct Datagram {
     pub from: SocketAddr,
     pub data: Vec<u8>,
+    /// The ECN codepoint of its IP header, as the sender set it (see [`crate::net`]).
+    pub ecn: Option<EcnCodepoint>,
 }
 
 /// Counters of one socket.
@@ -112,6 +115,7 @@ mod tests {
         Datagram {
             from: "10.0.0.1:1".parse().unwrap(),
             data: vec![0; n],
+            ecn: None,
         }
     }
 

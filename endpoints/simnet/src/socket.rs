@@ -1,6 +1,7 @@
 //! The socket quinn sees: `try_send` hands the datagram to the network at the current virtual
 //! time (never blocks: a kernel socket with quinn's 4 MiB send buffer practically never
-//! does), `poll_recv` drains the socket's receive queue.
+//! does), `poll_recv` drains the socket's receive queue; the ECN codepoint of each datagram
+//! goes with it, as on the real path.
 
 use crate::net::Shared;
 use quinn::udp::{RecvMeta, Transmit};
@@ -68,7 +69,7 @@ impl AsyncUdpSocket for SimSocket {
         // The driver re-plans when the runtime is next idle: a send wakes nothing.
         let mut st = self.shared.lock();
         for chunk in t.contents.chunks(seg) {
-            st.send(now, self.key, t.destination, chunk)?;
+            st.send(now, self.key, t.destination, chunk, t.ecn)?;
         }
         Ok(())
     }
@@ -105,7 +106,7 @@ impl AsyncUdpSocket for SimSocket {
                 addr: d.from,
                 len,
                 stride: len,
-                ecn: None,
+                ecn: d.ecn,
                 dst_ip: Some(self.key.ip()),
             };
             n += 1;

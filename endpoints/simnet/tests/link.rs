@@ -133,6 +133,40 @@ fn a_full_queue_drops_the_tail() {
     );
 }
 
+#[test]
+fn the_ecn_codepoint_crosses_the_link_as_the_sender_set_it() {
+    // The real path keeps the IP header's ECN bits: the kernel sends quinn's ECT(0), veth and
+    // linkem forward the frame untouched (linkem never marks CE), and the receiving socket
+    // reports them. quinn answers ECT(0) with ACK_ECN frames: ACK plus three counters.
+    use quinn::udp::EcnCodepoint::{Ect0, Ect1};
+    let rt = simnet::build().unwrap();
+    let got = rt.rt.block_on(async {
+        let l = link(
+            1,
+            &direction(10_000_000, 1_000, r#"{"kind": "none"}"#, 100_000),
+        );
+        let net = net(&rt, l, None, None);
+        let a = bind(&net, GUEST, 5000);
+        let b = bind(&net, HOST, 6000);
+        send_ecn(&*a, addr(HOST, 6000), &[1], Some(Ect0));
+        send_ecn(&*a, addr(HOST, 6000), &[2], None);
+        send_ecn(&*b, addr(GUEST, 5000), &[3], Some(Ect1));
+        vec![
+            recv_ecn(&*b).await,
+            recv_ecn(&*b).await,
+            recv_ecn(&*a).await,
+        ]
+    });
+    assert_eq!(
+        got,
+        vec![
+            (vec![1], Some(Ect0)),
+            (vec![2], None),
+            (vec![3], Some(Ect1))
+        ]
+    );
+}
+
 fn loss_pattern(seed: u64) -> Vec<u32> {
     let l = link(
         seed,

@@ -2,7 +2,7 @@
 //! given as linkem JSON, and raw datagram send/receive in virtual time.
 #![allow(dead_code)]
 
-use quinn::udp::{RecvMeta, Transmit};
+use quinn::udp::{EcnCodepoint, RecvMeta, Transmit};
 use quinn::AsyncUdpSocket;
 use simnet::{NodeSpec, ReaderStall, Side, SimNet, SimNetConfig, SimRuntime, StatsOut};
 use std::io::IoSliceMut;
@@ -91,9 +91,19 @@ pub fn bind(net: &SimNet, ip: &str, port: u16) -> Arc<dyn AsyncUdpSocket> {
 }
 
 pub fn send(sock: &dyn AsyncUdpSocket, to: SocketAddr, payload: &[u8]) {
+    send_ecn(sock, to, payload, None);
+}
+
+/// As [`send`], with `ecn` as the IP header's ECN codepoint (quinn sets ECT(0)).
+pub fn send_ecn(
+    sock: &dyn AsyncUdpSocket,
+    to: SocketAddr,
+    payload: &[u8],
+    ecn: Option<EcnCodepoint>,
+) {
     sock.try_send(&Transmit {
         destination: to,
-        ecn: None,
+        ecn,
         contents: payload,
         segment_size: None,
         src_ip: None,
@@ -103,6 +113,18 @@ pub fn send(sock: &dyn AsyncUdpSocket, to: SocketAddr, payload: &[u8]) {
 
 /// The next datagram: (virtual ns when it arrived, source, payload).
 pub async fn recv(net: &SimNet, sock: &dyn AsyncUdpSocket) -> (u64, SocketAddr, Vec<u8>) {
+    let (payload, meta) = recv_meta(sock).await;
+    (net.now_ns(), meta.addr, payload)
+}
+
+/// The next datagram's payload and the ECN codepoint its receiver is told.
+pub async fn recv_ecn(sock: &dyn AsyncUdpSocket) -> (Vec<u8>, Option<EcnCodepoint>) {
+    let (payload, meta) = recv_meta(sock).await;
+    (payload, meta.ecn)
+}
+
+/// The next datagram's payload and what the socket says about it.
+async fn recv_meta(sock: &dyn AsyncUdpSocket) -> (Vec<u8>, RecvMeta) {
     let mut buf = vec![0u8; 2048];
     let mut meta = [RecvMeta::default()];
     let n = std::future::poll_fn(|cx| {
@@ -112,7 +134,8 @@ pub async fn recv(net: &SimNet, sock: &dyn AsyncUdpSocket) -> (u64, SocketAddr, 
     .await
     .expect("receives");
     assert_eq!(n, 1);
-    (net.now_ns(), meta[0].addr, buf[..meta[0].len].to_vec())
+    buf.truncate(meta[0].len);
+    (buf, meta[0])
 }
 
 pub fn addr(ip: &str, port: u16) -> SocketAddr {
