@@ -40,6 +40,32 @@ PHASE_METRICS = (
 )  # fmt: skip
 
 
+def frame_ticks(
+    shown: pd.DataFrame, host_sent: pd.DataFrame, host_recv: pd.DataFrame
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
+    """The displayed frames of `shown` rendered from a sample, and per frame, on the Host's
+    clock (µs): its own encode tick, its sample's first receipt, and the first Host frame tick
+    at or after that receipt. ValueError naming the first frame whose tick or sample the
+    Host's frames_sent / tracking_received lack."""
+    f = shown[(shown["tracking_sample_id"] >= 0) & shown["mtp_ms"].notna()]
+    enc_by_id = host_sent.drop_duplicates("frame_id", keep="last").set_index("frame_id")
+    recv_by_id = host_recv.groupby("sample_id")["recv_time_us"].min()
+    ids = f["frame_id"].to_numpy(np.int64)
+    samples = f["tracking_sample_id"].to_numpy(np.int64)
+    missing = ~(np.isin(ids, enc_by_id.index) & np.isin(samples, recv_by_id.index))
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise ValueError(
+            f"frame {ids[i]} (sample {samples[i]}): not in the Host's frames_sent.csv or"
+            " tracking_received.csv"
+        )
+    enc = enc_by_id.loc[ids, "encode_time_us"].to_numpy(np.int64)
+    recv = recv_by_id.loc[samples].to_numpy(np.int64)
+    ticks = np.sort(host_sent["encode_time_us"].to_numpy(np.int64))
+    nxt = ticks[np.minimum(np.searchsorted(ticks, recv, side="left"), len(ticks) - 1)]
+    return f, enc, recv, nxt
+
+
 def tick_phase(
     shown: pd.DataFrame, host_sent: pd.DataFrame, host_recv: pd.DataFrame
 ) -> dict[str, float]:
@@ -56,15 +82,10 @@ def tick_phase(
     f = shown[(shown["tracking_sample_id"] >= 0) & shown["mtp_ms"].notna()]
     if f.empty or host_sent.empty:
         return out
-    enc_by_id = host_sent.drop_duplicates("frame_id", keep="last").set_index("frame_id")
-    recv_by_id = host_recv.groupby("sample_id")["recv_time_us"].min()
-    ids, samples = f["frame_id"].to_numpy(np.int64), f["tracking_sample_id"].to_numpy(np.int64)
-    if not (np.isin(ids, enc_by_id.index) & np.isin(samples, recv_by_id.index)).all():
+    try:
+        f, enc, recv, nxt = frame_ticks(shown, host_sent, host_recv)
+    except ValueError:
         return out
-    enc = enc_by_id.loc[ids, "encode_time_us"].to_numpy(np.int64)
-    recv = recv_by_id.loc[samples].to_numpy(np.int64)
-    ticks = np.sort(host_sent["encode_time_us"].to_numpy(np.int64))
-    nxt = ticks[np.minimum(np.searchsorted(ticks, recv, side="left"), len(ticks) - 1)]
     if (recv > enc).any() or (nxt > enc).any():
         return out  # a frame rendered from a sample the Host had not yet received: bad logs
     phase = (nxt - recv) / 1e3

@@ -38,6 +38,7 @@ import pandas as pd
 
 from priolab.engine import rundir
 from priolab.workloads.rise.logs import read_log_csv
+from priolab.workloads.rise.mtp_phase import frame_ticks
 
 PARTS = ("up", "phase", "stale", "deliver")
 PLACE = ("scenario", "setting", "scheme")
@@ -51,23 +52,8 @@ def mtp_parts(
     to the window): `mtp`, `up`, `phase`, `stale`, `deliver` in ms (their sum is `mtp`, up to
     the µs rounding of the log) and `display_time_us`. A frame whose tick or sample the Host's
     logs lack is an error: leaving it out could leave out exactly the slowest frames."""
-    f = shown[(shown["tracking_sample_id"] >= 0) & shown["mtp_ms"].notna()]
-    enc_by_id = host_sent.drop_duplicates("frame_id", keep="last").set_index("frame_id")
-    recv_by_id = host_recv.groupby("sample_id")["recv_time_us"].min()
-    ids = f["frame_id"].to_numpy(np.int64)
-    samples = f["tracking_sample_id"].to_numpy(np.int64)
-    missing = ~(np.isin(ids, enc_by_id.index) & np.isin(samples, recv_by_id.index))
-    if missing.any():
-        i = int(np.flatnonzero(missing)[0])
-        raise ValueError(
-            f"frame {ids[i]} (sample {samples[i]}): not in the Host's frames_sent.csv or"
-            " tracking_received.csv"
-        )
-    enc = enc_by_id.loc[ids, "encode_time_us"].to_numpy(np.int64)
-    recv = recv_by_id.loc[samples].to_numpy(np.int64)
+    f, enc, recv, nxt = frame_ticks(shown, host_sent, host_recv)
     gen = f["tracking_gen_time_us"].to_numpy(np.int64)
-    ticks = np.sort(host_sent["encode_time_us"].to_numpy(np.int64))
-    nxt = ticks[np.minimum(np.searchsorted(ticks, recv, side="left"), len(ticks) - 1)]
     disp = f["display_time_us"].to_numpy(np.int64)
     return pd.DataFrame(
         {
