@@ -86,6 +86,28 @@ def test_the_plan_becomes_the_contracts_spec(tmp_path: Path) -> None:
     assert rp.site == "sim" and rp.emulator is None and set(rp.nodes) == {"guest", "host"}
 
 
+ROQ = REPO / "scenarios" / "roq-rfc8867.yaml"
+
+
+@pytest.mark.parametrize("scheme", ["scream", "udp-scream"])
+def test_a_roq_run_plans_on_sim_as_on_mininet(tmp_path: Path, scheme: str) -> None:
+    """roq's two processes with the registry's name and the Mininet site's argv (the source
+    clip among them); over UDP the receiver binds first and the sender starts 0.5 s later."""
+    spec = find_run(expand(load(ROQ), ROQ), "d50", scheme, "default", 1)
+    assert sim_problems(spec) == []
+    rp, site = planned(spec, tmp_path / "w")
+    procs = {p["name"]: p for p in sim_spec(rp, site, tmp_path / "w")["processes"]}
+    assert set(procs) == {"roq-sender", "roq-receiver"}
+    sender, receiver = procs["roq-sender"], procs["roq-receiver"]
+    assert sender["node"] == "host" and receiver["node"] == "guest"
+    assert sender["argv"][0] == receiver["argv"][0] == "roq"
+    source = sender["argv"][sender["argv"].index("--source") + 1]
+    assert Path(source).is_absolute() and source.endswith(".yuv")
+    udp = scheme.startswith("udp")
+    assert sender["argv"][sender["argv"].index("--transport") + 1] == ("udp" if udp else "quic")
+    assert (sender["start_at_s"], receiver["start_at_s"]) == ((0.5, 0.0) if udp else (0.0, 0.0))
+
+
 def test_without_packet_log_the_spec_asks_for_none(tmp_path: Path) -> None:
     spec = find_run(expand(load(QUICK), QUICK), "FB-4K-Low", "pri", "moderate", 1)
     rp, site = planned(spec, tmp_path / "w")
@@ -173,7 +195,6 @@ PROBLEMS = [
      "link.backend", "'tc'"),
     (lambda s: _with(s, "qpr", transport="h2", q_pct=0),
      "settings.FB-4K-Low-L0.05 + schemes.pri + speeds.moderate → workload.transport", "TCP"),
-    (lambda s: _with(s, "roq"), "→ workload.kind", "GStreamer"),
 ]  # fmt: skip
 
 
@@ -194,6 +215,8 @@ def test_a_sim_run_of_a_rust_workload_has_no_problem() -> None:
     assert sim_problems(spec) == []
     assert sim_problems(_with(spec, "qpr")) == []  # QUIC
     assert sim_problems(_with(spec, "dtp")) == []
+    assert sim_problems(_with(spec, "roq")) == []  # GStreamer's codecs in zero virtual time
+    assert sim_problems(_with(spec, "roq", transport="udp")) == []  # the sim's UDP sockets
     assert sim_problems(spec, backend="userspace") == []
     assert [k for k, _ in sim_problems(spec, backend="tc")] == ["--backend"]
 

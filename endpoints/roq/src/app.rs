@@ -9,31 +9,26 @@ use anyhow::{Context, Result};
 use quicsetup::shell::{exit, wait_closed, CLOSE_DONE};
 use quicsetup::summary::{quoted, write_summary};
 use quicsetup::Env;
-use tokio::net::UdpSocket;
 
 use crate::cli::{Args, LossRecovery, Role, Transport};
-use crate::net::Net;
+use crate::media::CodecTime;
+use crate::net::{Net, UdpSock};
 use crate::{media, receiver, sender};
 
 const EXIT_PEER_LOST: u8 = exit::PEER_LOST;
 const EXIT_NO_CONNECTION: u8 = exit::NO_CONNECTION;
 
-/// Runs `roq` with `argv` (argv[0] the program's name) in `env`; returns the exit code.
-/// Real time and the kernel's network only (endpoints/README.md, "roq and virtual time"):
-/// with an injected network it refuses to run (exit 2).
+/// Runs `roq` with `argv` (argv[0] the program's name) in `env`; returns the exit code. On
+/// the kernel's network the codecs run live beside the session; on an injected one (the
+/// sim's, under a paused tokio clock) they take no virtual time (endpoints/README.md, "roq
+/// and virtual time").
 pub async fn run_argv(argv: Vec<String>, env: Env) -> u8 {
     quicsetup::shell::run_program("roq", argv, env, Args::validate, run).await
 }
 
 async fn run(args: Args, _: (), env: Env) -> Result<u8> {
     let (args, env) = (&args, &env);
-    if !env.net.is_kernel() {
-        env.console.err(
-            "roq: runs in real time only (GStreamer encodes and decodes live on its own \
-             threads; plain UDP is the kernel's): not on an injected network",
-        );
-        return Ok(exit::BAD_ARGS);
-    }
+    let codec_time = CodecTime::of(env);
     std::fs::create_dir_all(&args.log_dir)
         .with_context(|| format!("creating {}", args.log_dir.display()))?;
     let taps = Arc::new(Mutex::new(VecDeque::new()));
@@ -64,9 +59,7 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
                 Role::Receiver => args.bind.unwrap(),
                 Role::Sender => "0.0.0.0:0".parse()?,
             };
-            let sock = UdpSocket::bind(bind)
-                .await
-                .with_context(|| format!("binding {bind}"))?;
+            let sock = UdpSock::bind(&env.net, bind).await?;
             (
                 Net::Udp {
                     sock,
@@ -83,7 +76,7 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
     let transport = quoted(net.name());
     let code = match args.role {
         Role::Sender => {
-            let r = sender::run(args, net, taps, env.clock).await;
+            let r = sender::run(args, net, taps, env.clock, codec_time).await;
             let (code, reason) = match &r {
                 Ok(_) => (0, "duration"),
                 Err(e) => {
@@ -121,7 +114,7 @@ async fn run(args: Args, _: (), env: Env) -> Result<u8> {
         }
         Role::Receiver => {
             let started = env.clock.now();
-            let o = receiver::run(args, net, env.clock, &env.console).await?;
+            let o = receiver::run(args, net, (env.clock, codec_time), &env.console).await?;
             // the sender's close (or BYE) may be lost at the end: an idle timeout after the
             // whole duration is the end of the stream, not a lost peer
             let after_duration = (env.clock.now() - started).as_secs_f64() >= args.duration_s;

@@ -16,6 +16,31 @@ use gstreamer as gst;
 use gstreamer::prelude::*;
 use gstreamer_app as gst_app;
 
+/// How the codecs' work stands to the session's clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodecTime {
+    /// Real time (the kernel's network): the encoder runs on an OS thread of its own, paced
+    /// by the wall clock, and a picture's decode time is when the decoder hands it out, so
+    /// encoding and decoding take the time they take on the machine.
+    Live,
+    /// Virtual time (an injected network: the sim's paused tokio clock): the session's task
+    /// encodes each frame synchronously at its tick on tokio's clock, and a picture's decode
+    /// time is the instant its access unit was pushed into the decoder. Coding takes no
+    /// virtual time, as no endpoint's CPU does on the sim site.
+    Zero,
+}
+
+impl CodecTime {
+    /// Zero on an injected network (the sim's runtime, whose clock is paused), else Live.
+    pub fn of(env: &quicsetup::Env) -> Self {
+        if env.net.is_kernel() {
+            CodecTime::Live
+        } else {
+            CodecTime::Zero
+        }
+    }
+}
+
 fn pipeline(desc: &str) -> Result<(gst::Pipeline, gst_app::AppSrc, gst_app::AppSink)> {
     gst::init().context("initialising GStreamer")?;
     let p = gst::parse::launch(desc)
@@ -59,12 +84,30 @@ pub struct Encoder {
 }
 
 impl Encoder {
+    /// x264 with its automatic thread count (x264enc's `threads=0`): with tune zerolatency
+    /// that is sliced threads, one slice per core (capped by the height). The same input
+    /// then does not always give the same bytes: two virtual-time runs of one seed differed
+    /// from frame 5 on at the same bitrate (`tests/virtual_time.rs`, before one thread).
     pub fn new(w: u32, h: u32, fps: u32, kbps: u32, key_int: u32, preset: &str) -> Result<Self> {
+        Self::with_threads(w, h, fps, kbps, key_int, preset, 0)
+    }
+
+    /// As [`Encoder::new`] with `threads` x264 threads (0: automatic). One thread (one slice
+    /// per frame) gives the same bytes for the same input: the sim's encoder.
+    pub fn with_threads(
+        w: u32,
+        h: u32,
+        fps: u32,
+        kbps: u32,
+        key_int: u32,
+        preset: &str,
+        threads: u32,
+    ) -> Result<Self> {
         let desc = format!(
             "appsrc name=src is-live=true format=time \
              caps=video/x-raw,format=I420,width={w},height={h},framerate={fps}/1 \
              ! x264enc name=enc tune=zerolatency speed-preset={preset} key-int-max={key_int} \
-               bitrate={kbps} \
+               bitrate={kbps} threads={threads} \
              ! video/x-h264,stream-format=byte-stream,alignment=au \
              ! appsink name=sink sync=false"
         );

@@ -1,11 +1,14 @@
 //! The two transports behind one interface: RTP/RTCP in QUIC datagrams behind the flow
-//! identifier, or in plain UDP datagrams.
+//! identifier, or in plain UDP datagrams (the kernel's socket, or the injected network's).
 
+use std::io::{self, IoSliceMut};
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
-use quinn::Connection;
+use quinn::udp::{RecvMeta, Transmit};
+use quinn::{AsyncUdpSocket, Connection};
 use tokio::net::UdpSocket;
 
 use roq_core::flow;
@@ -16,9 +19,62 @@ pub const FLOW_ID: u64 = 0;
 pub enum Net {
     Quic(Connection),
     Udp {
-        sock: UdpSocket,
+        sock: UdpSock,
         peer: Option<SocketAddr>,
     },
+}
+
+/// A plain UDP socket: the kernel's (tokio, its default buffers), or one from the injected
+/// network (quicsetup's `SocketFactory`: the sim's simnet), used as raw datagrams.
+pub enum UdpSock {
+    Kernel(UdpSocket),
+    Injected(Arc<dyn AsyncUdpSocket>),
+}
+
+impl UdpSock {
+    /// Binds `addr` on the session's network.
+    pub async fn bind(net: &quicsetup::Net, addr: SocketAddr) -> Result<UdpSock> {
+        let sock = match net {
+            quicsetup::Net::Kernel => UdpSocket::bind(addr).await.map(UdpSock::Kernel),
+            quicsetup::Net::Injected(f) => f.bind(addr).map(UdpSock::Injected),
+        };
+        sock.with_context(|| format!("binding {addr}"))
+    }
+
+    /// Sends one datagram; a full socket buffer or an unreachable peer loses it, as UDP does.
+    async fn send_to(&self, pkt: &[u8], to: SocketAddr) {
+        match self {
+            UdpSock::Kernel(s) => {
+                let _ = s.send_to(pkt, to).await;
+            }
+            UdpSock::Injected(s) => {
+                // no ECN mark: the kernel's plain UDP socket sets none either
+                let _ = s.try_send(&Transmit {
+                    destination: to,
+                    ecn: None,
+                    contents: pkt,
+                    segment_size: None,
+                    src_ip: None,
+                });
+            }
+        }
+    }
+
+    /// The next datagram into `buf`: its length and source (cancel-safe).
+    async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        match self {
+            UdpSock::Kernel(s) => s.recv_from(buf).await,
+            UdpSock::Injected(s) => {
+                std::future::poll_fn(|cx| {
+                    let mut meta = [RecvMeta::default()];
+                    let mut bufs = [IoSliceMut::new(&mut *buf)];
+                    s.poll_recv(cx, &mut bufs, &mut meta)
+                        .map_ok(|_| (meta[0].len, meta[0].addr))
+                })
+                .await
+            }
+        }
+    }
 }
 
 /// Why receiving ended.
@@ -54,8 +110,7 @@ impl Net {
                 .context("sending a QUIC datagram"),
             Net::Udp { sock, peer } => {
                 if let Some(p) = peer {
-                    // a full socket buffer or an unreachable peer loses the packet, as UDP does
-                    let _ = sock.send_to(pkt, p).await;
+                    sock.send_to(pkt, *p).await;
                 }
                 Ok(())
             }

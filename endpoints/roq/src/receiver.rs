@@ -2,12 +2,14 @@
 //! avdec_h264, the luma of each decoded picture written to `decoded.y`; RTCP congestion
 //! feedback (RFC 8888) out every `--feedback-interval-ms` when `--feedback rtcp`; an RTCP PLI
 //! (RFC 4585) out when a frame is lost and `--loss-recovery pli` (roq-core's PliRequester
-//! decides when).
+//! decides when). A picture's `decoded_us` is when the decoder handed it out (real time) or
+//! when its access unit was pushed (virtual time: decoding takes none), see [`DecodeTime`].
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
@@ -19,13 +21,17 @@ use roq_core::pli::{FrameEvent, Pli, PliConfig, PliRequester, PliStats};
 use roq_core::rtp::{self, SeqExtender};
 
 use crate::cli::{Args, Feedback};
-use crate::media::{is_idr, BusLog, Decoder};
+use crate::media::{is_idr, BusLog, CodecTime, Decoder};
 use crate::net::{is_bye, Net, Recv};
 use quicsetup::{Clock, Console};
 
 const RECEIVER_SSRC: u32 = 0x0000_feed;
-/// How long the decoder may take to drain after the last access unit.
-const WRITER_GRACE: Duration = Duration::from_secs(10);
+/// How long the writer waits for a decoded picture at a time.
+const PULL_WAIT: Duration = Duration::from_millis(200);
+/// How long the decoder may take to drain after the last access unit: this many empty pulls
+/// of [`PULL_WAIT`] (10 s of wall time; counted, not timed, so the writer's thread reads no
+/// clock).
+const WRITER_GRACE_PULLS: u32 = 50;
 
 #[derive(Debug, Default)]
 pub struct Outcome {
@@ -60,13 +66,58 @@ fn pts_ns(ts: u32) -> u64 {
     ts as u64 * 1_000_000_000 / 90_000
 }
 
+/// When a decoded picture counts as decoded (`decoded_frames.csv` `decoded_us`).
+#[derive(Clone)]
+enum DecodeTime {
+    /// Real time: when the decoder hands the picture out, read from the session's clock on
+    /// the writer's thread (decoding takes the time it takes).
+    Handed(Clock),
+    /// Virtual time: the instant its access unit was pushed into the decoder, by PTS. The
+    /// decoder works on GStreamer's threads in wall time, which must not show in the logs:
+    /// decoding takes no virtual time, as no endpoint's CPU does on the sim site.
+    Pushed(Arc<Mutex<BTreeMap<u64, u64>>>),
+}
+
+impl DecodeTime {
+    fn new(clock: Clock, codec_time: CodecTime) -> Self {
+        match codec_time {
+            CodecTime::Live => DecodeTime::Handed(clock),
+            CodecTime::Zero => DecodeTime::Pushed(Arc::default()),
+        }
+    }
+
+    /// An access unit of `pts_ns` goes into the decoder now.
+    fn on_push(&self, pts_ns: u64, now_us: u64) {
+        if let DecodeTime::Pushed(m) = self {
+            m.lock().unwrap().insert(pts_ns, now_us);
+        }
+    }
+
+    /// The decode time of the picture of `pts_ns` (pictures come out in PTS order: the push
+    /// times of earlier access units that gave no picture are dropped).
+    fn of_picture(&self, pts_ns: u64) -> Result<u64> {
+        match self {
+            DecodeTime::Handed(clock) => Ok(clock.unix_us()),
+            DecodeTime::Pushed(m) => {
+                let mut m = m.lock().unwrap();
+                let later = m.split_off(&(pts_ns + 1));
+                let at = m.remove(&pts_ns);
+                *m = later;
+                at.ok_or_else(|| {
+                    anyhow!("a decoded picture of PTS {pts_ns} ns that was never pushed")
+                })
+            }
+        }
+    }
+}
+
 /// Writes each decoded picture's luma and a CSV row, until the decoder's end of stream;
 /// reads the decoder's bus meanwhile (an ERROR there is reported at once on stderr).
 fn spawn_writer(
     args: &Args,
     dec: Arc<Decoder>,
     ending: Arc<AtomicBool>,
-    (clock, console): (Clock, Console),
+    (decode_time, console): (DecodeTime, Console),
 ) -> Result<std::thread::JoinHandle<Result<(u64, BusLog)>>> {
     let luma = (args.width * args.height) as usize;
     let i420 = args.frame_bytes();
@@ -79,7 +130,7 @@ fn spawn_writer(
     )?;
     Ok(std::thread::spawn(move || {
         let mut n = 0u64;
-        let mut ended_at: Option<Instant> = None;
+        let mut empty_after_end = 0u32;
         let mut bus = BusLog::default();
         loop {
             let errors = bus.errors;
@@ -90,7 +141,7 @@ fn spawn_writer(
                     bus.first_messages.last()
                 ));
             }
-            match dec.pull(Duration::from_millis(200)) {
+            match dec.pull(PULL_WAIT) {
                 Some(p) => {
                     if p.i420.len() != i420 {
                         return Err(anyhow!(
@@ -100,15 +151,15 @@ fn spawn_writer(
                     }
                     y.write_all(&p.i420[..luma]).context("writing decoded.y")?;
                     let ts = (p.pts_ns as u128 * 90_000).div_ceil(1_000_000_000) as u64;
-                    log.line(&format!("{n},{ts},{}", clock.unix_us()))?;
+                    log.line(&format!("{n},{ts},{}", decode_time.of_picture(p.pts_ns)?))?;
                     n += 1;
                 }
                 None if dec.is_eos() => break,
                 None => {
                     // a decoder that never reaches its end of stream must not hang the exit
                     if ending.load(Ordering::Relaxed) {
-                        let t = *ended_at.get_or_insert_with(|| clock.now().into_std());
-                        if t.elapsed() > WRITER_GRACE {
+                        empty_after_end += 1;
+                        if empty_after_end > WRITER_GRACE_PULLS {
                             console.err(format_args!(
                                 "roq receiver: the decoder did not finish; stopped"
                             ));
@@ -125,11 +176,22 @@ fn spawn_writer(
     }))
 }
 
-pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> Result<Outcome> {
+pub async fn run(
+    args: &Args,
+    mut net: Net,
+    (clock, codec_time): (Clock, CodecTime),
+    console: &Console,
+) -> Result<Outcome> {
     let dir = &args.log_dir;
     let dec = Arc::new(Decoder::new()?);
     let ending = Arc::new(AtomicBool::new(false));
-    let writer = spawn_writer(args, dec.clone(), ending.clone(), (clock, console.clone()))?;
+    let decode_time = DecodeTime::new(clock, codec_time);
+    let writer = spawn_writer(
+        args,
+        dec.clone(),
+        ending.clone(),
+        (decode_time.clone(), console.clone()),
+    )?;
     let mut pkt_log = Csv::create(
         dir,
         "packets_received.csv",
@@ -178,6 +240,7 @@ pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> 
                     clock.unix_us(),
                     au.len()
                 ))?;
+                decode_time.on_push(pts_ns(timestamp), clock.unix_us());
                 dec.push(au, pts_ns(timestamp))?;
                 out.frames_pushed += 1;
                 Ok(FrameEvent::Complete { idr })
@@ -196,6 +259,7 @@ pub async fn run(args: &Args, mut net: Net, clock: Clock, console: &Console) -> 
             .poll_timeout()
             .map_or(far, |t| t0 + Duration::from_micros(t));
         tokio::select! {
+            biased;
             r = net.recv() => match r {
                 Recv::Packet(p) if rtp::is_rtcp(&p) => {
                     if is_bye(&p) { break "bye".into(); }

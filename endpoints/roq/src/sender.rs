@@ -1,7 +1,9 @@
 //! The sender: frames from the source file at `fps` through the live encoder, RTP
 //! packetisation, the RTP queue, the rate controller (SCReAM, trivial or fixed) and the
 //! transport; RTCP feedback in, or feedback inferred from quinn's ACKs (cc.rs); an RTCP PLI
-//! in makes the encoder's next frame an IDR.
+//! in makes the encoder's next frame an IDR. The frames are paced by the wall clock on an
+//! encoder thread in real time, and by tokio's clock inside the task in virtual time
+//! ([`CodecTime`]); both make them with one [`FrameMaker`].
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -22,7 +24,7 @@ use roq_core::trivial::Trivial;
 
 use crate::cc::{TapEvent, Taps};
 use crate::cli::{Args, Feedback, RateCtl};
-use crate::media::{is_idr, Encoder};
+use crate::media::{is_idr, CodecTime, Encoder};
 use crate::net::{rtcp_bye, Net, Recv};
 use quicsetup::Clock;
 
@@ -55,56 +57,188 @@ struct Encoded {
     forced: bool,
 }
 
-fn spawn_encoder(
-    args: &Args,
+/// What the encoder needs to know, as plain data (it is made on the encoder's own thread in
+/// real time).
+#[derive(Clone)]
+struct MakerConfig {
+    width: u32,
+    height: u32,
+    fps: u32,
+    start_kbps: u32,
+    key_int_frames: u32,
+    x264_preset: String,
+    frame_bytes: usize,
+    n_frames: u64,
+    /// x264's threads: 0 (automatic) in real time, 1 in virtual time (deterministic)
+    x264_threads: u32,
+}
+
+impl MakerConfig {
+    fn of(args: &Args, codec_time: CodecTime) -> Self {
+        MakerConfig {
+            width: args.width,
+            height: args.height,
+            fps: args.fps,
+            start_kbps: args.start_kbps,
+            key_int_frames: args.key_int_frames,
+            x264_preset: args.x264_preset.clone(),
+            frame_bytes: args.frame_bytes(),
+            n_frames: (args.duration_s * args.fps as f64).round() as u64,
+            x264_threads: match codec_time {
+                CodecTime::Live => 0,
+                CodecTime::Zero => 1,
+            },
+        }
+    }
+
+    /// When frame `i` is due after the first.
+    fn offset(&self, i: u64) -> Duration {
+        Duration::from_secs_f64(i as f64 / self.fps as f64)
+    }
+}
+
+/// The source looped through the encoder: one frame per call, whatever paces the calls.
+struct FrameMaker {
+    cfg: MakerConfig,
+    enc: Encoder,
     source: Vec<u8>,
-    (target_kbps, force_key): (Arc<AtomicU32>, Arc<AtomicBool>),
-    tx: mpsc::UnboundedSender<Encoded>,
-    clock: Clock,
-) -> std::thread::JoinHandle<Result<()>> {
-    let (w, h, fps) = (args.width, args.height, args.fps);
-    let (key_int, preset, start) = (
-        args.key_int_frames,
-        args.x264_preset.clone(),
-        args.start_kbps,
-    );
-    let frame_bytes = args.frame_bytes();
-    let n_frames = (args.duration_s * fps as f64).round() as u64;
-    std::thread::spawn(move || {
-        let mut enc = Encoder::new(w, h, fps, start, key_int, &preset)?;
-        let n_src = (source.len() / frame_bytes) as u64;
-        let t0 = clock.now().into_std();
-        for i in 0..n_frames {
-            let due = t0 + Duration::from_secs_f64(i as f64 / fps as f64);
-            if let Some(d) = due.checked_duration_since(clock.now().into_std()) {
-                std::thread::sleep(d);
+}
+
+impl FrameMaker {
+    fn new(cfg: MakerConfig, source: Vec<u8>) -> Result<Self> {
+        let enc = Encoder::with_threads(
+            cfg.width,
+            cfg.height,
+            cfg.fps,
+            cfg.start_kbps,
+            cfg.key_int_frames,
+            &cfg.x264_preset,
+            cfg.x264_threads,
+        )?;
+        Ok(FrameMaker { cfg, enc, source })
+    }
+
+    /// Encodes frame `i` at the controller's current target; an IDR if a PLI arrived since
+    /// the last frame (RFC 4585 §6.3.1.1: the sender may answer with an intra picture;
+    /// SCReAM's RTP queue carries its size). Its capture time is read from `clock` just
+    /// before x264 gets it.
+    fn make(
+        &mut self,
+        i: u64,
+        (target_kbps, force_key): &Shared,
+        clock: &Clock,
+    ) -> Result<Encoded> {
+        let kbps = target_kbps.load(Ordering::Relaxed);
+        self.enc.set_kbps(kbps);
+        let forced = force_key.swap(false, Ordering::Relaxed) && self.enc.force_key_unit();
+        let frame_bytes = self.cfg.frame_bytes;
+        let n_src = (self.source.len() / frame_bytes) as u64;
+        let off = (i % n_src) as usize * frame_bytes;
+        let capture_us = clock.unix_us();
+        let au = self.enc.encode(
+            &self.source[off..off + frame_bytes],
+            i * 1_000_000_000 / self.cfg.fps as u64,
+        )?;
+        Ok(Encoded {
+            index: i,
+            au,
+            capture_us,
+            kbps,
+            forced,
+        })
+    }
+}
+
+/// The controller's target for the encoder (kbit/s) and whether a PLI asks for an IDR.
+type Shared = (Arc<AtomicU32>, Arc<AtomicBool>);
+
+/// Where the frames come from: one [`FrameMaker`], paced by the wall clock on a thread of its
+/// own (real time) or by tokio's clock inside the session's task (virtual time).
+enum Frames {
+    /// Real time: an OS thread sleeps until each frame is due (`std::thread::sleep`) and
+    /// encodes it while the session runs on, so x264's CPU time delays no packet.
+    Thread {
+        rx: mpsc::UnboundedReceiver<Encoded>,
+        handle: std::thread::JoinHandle<Result<()>>,
+    },
+    /// Virtual time: the session waits for each frame's tick on tokio's clock and encodes it
+    /// synchronously (x264 works on GStreamer's thread while the task waits for the access
+    /// unit): the runtime is busy meanwhile, so no virtual time passes.
+    Inline {
+        maker: Box<FrameMaker>,
+        next: u64,
+        t0: tokio::time::Instant,
+    },
+}
+
+impl Frames {
+    fn start(
+        args: &Args,
+        source: Vec<u8>,
+        shared: &Shared,
+        clock: Clock,
+        codec_time: CodecTime,
+    ) -> Result<Self> {
+        let cfg = MakerConfig::of(args, codec_time);
+        Ok(match codec_time {
+            CodecTime::Live => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let shared = shared.clone();
+                let handle = std::thread::spawn(move || {
+                    let n_frames = cfg.n_frames;
+                    let mut maker = FrameMaker::new(cfg, source)?;
+                    let t0 = clock.now().into_std();
+                    for i in 0..n_frames {
+                        let due = t0 + maker.cfg.offset(i);
+                        if let Some(d) = due.checked_duration_since(clock.now().into_std()) {
+                            std::thread::sleep(d);
+                        }
+                        if tx.send(maker.make(i, &shared, &clock)?).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(())
+                });
+                Frames::Thread { rx, handle }
             }
-            let kbps = target_kbps.load(Ordering::Relaxed);
-            enc.set_kbps(kbps);
-            // a PLI arrived since the last frame: this one is an IDR (RFC 4585 §6.3.1.1: the
-            // sender may answer with an intra picture; SCReAM's RTP queue carries its size)
-            let forced = force_key.swap(false, Ordering::Relaxed) && enc.force_key_unit();
-            let off = (i % n_src) as usize * frame_bytes;
-            let capture_us = clock.unix_us();
-            let au = enc.encode(
-                &source[off..off + frame_bytes],
-                i * 1_000_000_000 / fps as u64,
-            )?;
-            if tx
-                .send(Encoded {
-                    index: i,
-                    au,
-                    capture_us,
-                    kbps,
-                    forced,
-                })
-                .is_err()
-            {
-                break;
+            CodecTime::Zero => Frames::Inline {
+                maker: Box::new(FrameMaker::new(cfg, source)?),
+                next: 0,
+                t0: clock.now(),
+            },
+        })
+    }
+
+    /// The next frame, None after the last (cancel-safe: a frame is made only once its tick
+    /// has come, and then without waiting).
+    async fn next(&mut self, shared: &Shared, clock: &Clock) -> Result<Option<Encoded>> {
+        match self {
+            Frames::Thread { rx, .. } => Ok(rx.recv().await),
+            Frames::Inline { maker, next, t0 } => {
+                if *next >= maker.cfg.n_frames {
+                    return Ok(None);
+                }
+                tokio::time::sleep_until(*t0 + maker.cfg.offset(*next)).await;
+                let f = maker.make(*next, shared, clock)?;
+                *next += 1;
+                Ok(Some(f))
             }
         }
-        Ok(())
-    })
+    }
+
+    /// The encoder's end: its thread's error, if it failed.
+    fn finish(self) -> Result<()> {
+        match self {
+            Frames::Thread { rx, handle } => {
+                drop(rx);
+                handle
+                    .join()
+                    .map_err(|_| anyhow!("the encoder thread panicked"))?
+                    .context("encoder")
+            }
+            Frames::Inline { .. } => Ok(()),
+        }
+    }
 }
 
 enum Ctl {
@@ -148,7 +282,13 @@ fn ext_of(seq16: u16, highest: u64) -> Option<u64> {
     highest.checked_sub(d)
 }
 
-pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<Outcome> {
+pub async fn run(
+    args: &Args,
+    mut net: Net,
+    taps: Taps,
+    clock: Clock,
+    codec_time: CodecTime,
+) -> Result<Outcome> {
     let src = args.source.as_ref().ok_or_else(|| anyhow!("--source"))?;
     let source = std::fs::read(src).with_context(|| format!("reading {}", src.display()))?;
     let dir = &args.log_dir;
@@ -178,15 +318,9 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
         RateCtl::Fixed => Ctl::Fixed(args.start_kbps as f64 * 1e3),
     };
     let target_kbps = Arc::new(AtomicU32::new((ctl.target_bps() / 1e3) as u32));
-    let (tx, mut rx) = mpsc::unbounded_channel();
     let force_key = Arc::new(AtomicBool::new(false));
-    let encoder = spawn_encoder(
-        args,
-        source,
-        (target_kbps.clone(), force_key.clone()),
-        tx,
-        clock,
-    );
+    let shared: Shared = (target_kbps.clone(), force_key.clone());
+    let mut frames = Frames::start(args, source, &shared, clock, codec_time)?;
 
     let stop = Arc::new(AtomicBool::new(false));
     let competing = match (&net, args.competing_stream) {
@@ -210,7 +344,8 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
     let mut wake = clock.now().into_std();
     let closed = loop {
         tokio::select! {
-            e = rx.recv(), if !encoder_done => match e {
+            biased;
+            e = frames.next(&shared, &clock), if !encoder_done => match e? {
                 None => { encoder_done = true; done_at = Some(clock.now().into_std()); }
                 Some(f) => {
                     let now_us = us(clock.now().into_std());
@@ -352,7 +487,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
             next_log = now_us + RATE_LOG_US;
         }
         if let Some(d) = done_at {
-            if queued.is_empty() || d.elapsed().as_secs_f64() > args.drain_s {
+            if queued.is_empty() || now.saturating_duration_since(d).as_secs_f64() > args.drain_s {
                 break None;
             }
         }
@@ -368,11 +503,7 @@ pub async fn run(args: &Args, mut net: Net, taps: Taps, clock: Clock) -> Result<
     }
     frames_log.flush()?;
     rate_log.flush()?;
-    drop(rx);
-    encoder
-        .join()
-        .map_err(|_| anyhow!("the encoder thread panicked"))?
-        .context("encoder")?;
+    frames.finish()?;
     if let Some(why) = closed {
         return Err(anyhow!("the receiver went away: {why}"));
     }

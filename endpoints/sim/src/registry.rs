@@ -23,13 +23,14 @@ pub fn lookup(name: &str) -> Option<App> {
         "dtp" => |argv, env| Box::pin(dtp::run_argv(argv, env)),
         "qpr" => |argv, env| Box::pin(qpr::run_argv(argv, env)),
         "moq" => |argv, env| Box::pin(moq::run_argv(argv, env)),
+        "roq" => |argv, env| Box::pin(roq::run_argv(argv, env)),
         _ => return None,
     };
     Some(app)
 }
 
 /// Every name [`lookup`] knows (for error messages).
-pub const NAMES: &[&str] = &["sim-dgram", "rise", "dtp", "qpr", "moq"];
+pub const NAMES: &[&str] = &["sim-dgram", "rise", "dtp", "qpr", "moq", "roq"];
 
 #[cfg(test)]
 mod tests {
