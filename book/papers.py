@@ -475,6 +475,13 @@ QPR_NOTES: tuple[str, ...] = (
     "(`fec_overhead_pct`) and the objects that stay undecodable after FEC "
     "(`objects_incomplete_pct`) are measured.",
     "",
+    "HTTP/2 over TCP (scenarios/qpr-h2.yaml, Mininet only: sim has no TCP) is compared with Q0 "
+    "from the same file. Under the same bursty loss Linux's TCP enters recovery less often per "
+    "packet than quinn starts a congestion event (each recovery episode absorbs more lost "
+    "packets), so its window is cut less often; the counters of both stacks are in "
+    "[an investigation](../investigations/2026-11-27-qpr-h2-above-q0.md) (TCP's from one run: "
+    "the harness does not record them per run).",
+    "",
 )
 
 # seeds/002 §IV-D's other statements, on the paper-text reading (scenarios/qpr-5g.yaml, the
