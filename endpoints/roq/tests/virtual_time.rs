@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
 
-use proctest::{assert_same_files, scratch, virtual_pair, VirtualRun};
+use proctest::{assert_same_files, csv_table, scratch, virtual_pair, VirtualRun};
 use support::{check, source};
 
 mod support;
@@ -58,28 +58,21 @@ fn run_udp(dir: &Path, seed: u64) -> VirtualRun {
     virtual_pair(roq::run_argv, r, s, Duration::from_millis(10), seed)
 }
 
-/// Rows of a CSV log (header skipped), split at commas.
-fn rows(p: &Path) -> Vec<Vec<String>> {
-    let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    let split = |l: &str| l.split(',').map(String::from).collect();
-    text.lines().skip(1).map(split).collect()
-}
-
 /// Every decoded picture's `decoded_us` is the time its frame completed at the receiver
 /// (decoding took no virtual time), one one-way delay or more after its capture.
 fn assert_decoding_takes_no_virtual_time(dir: &Path) {
-    let at = |file: &str, key: usize, val: usize| -> HashMap<String, u64> {
-        let r = rows(&dir.join(file));
-        r.iter()
-            .map(|c| (c[key].clone(), c[val].parse().unwrap()))
+    let at = |file: &str, val: &str| -> HashMap<String, u64> {
+        csv_table(&dir.join(file))
+            .iter()
+            .map(|r| (r["rtp_ts"].clone(), r[val].parse().unwrap()))
             .collect()
     };
-    let captured = at("s/frames_sent.csv", 1, 5); // rtp_ts → capture_us
-    let completed = at("r/frames_received.csv", 0, 2); // rtp_ts → time_us
-    let decoded = rows(&dir.join("r/decoded_frames.csv"));
+    let captured = at("s/frames_sent.csv", "capture_us");
+    let completed = at("r/frames_received.csv", "time_us");
+    let decoded = csv_table(&dir.join("r/decoded_frames.csv"));
     assert_eq!(decoded.len(), 50);
-    for c in &decoded {
-        let (ts, decoded_us) = (&c[1], c[2].parse::<u64>().unwrap());
+    for r in &decoded {
+        let (ts, decoded_us) = (&r["rtp_ts"], r["decoded_us"].parse::<u64>().unwrap());
         assert_eq!(Some(&decoded_us), completed.get(ts), "rtp_ts {ts}");
         let latency_us = decoded_us - captured[ts];
         assert!(
