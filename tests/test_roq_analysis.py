@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from priolab.workloads.roq.analysis import align, metrics, score_frames
-from priolab.workloads.roq.quality import PSNR_CAP_DB, psnr_db, ssim
+from priolab.workloads.roq.quality import C1, C2, PSNR_CAP_DB, WINDOW, psnr_db, ssim
 
 
 def _frames(n: int, h: int = 32, w: int = 48, seed: int = 3) -> np.ndarray:
@@ -26,6 +26,42 @@ def test_ssim_and_psnr_of_identical_and_different_planes() -> None:
     assert psnr_db(a, noisy) == pytest.approx(10 * np.log10(255**2 / 16), abs=0.3)
     with pytest.raises(ValueError, match="shapes"):
         ssim(a, a[:-1])
+
+
+def _ssim_by_definition(a: np.ndarray, b: np.ndarray) -> float:
+    """Wang et al.'s SSIM window by window: means, variances and covariance of each 8 × 8
+    window (population moments), the mean over every position."""
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    vals = []
+    for i in range(x.shape[0] - WINDOW + 1):
+        for j in range(x.shape[1] - WINDOW + 1):
+            wx, wy = x[i : i + WINDOW, j : j + WINDOW], y[i : i + WINDOW, j : j + WINDOW]
+            mx, my = wx.mean(), wy.mean()
+            cov = ((wx - mx) * (wy - my)).mean()
+            vals.append(
+                (2 * mx * my + C1)
+                * (2 * cov + C2)
+                / ((mx * mx + my * my + C1) * (wx.var() + wy.var() + C2))
+            )
+    return float(np.mean(vals))
+
+
+@pytest.mark.parametrize("case", ["noise", "shifted", "extremes", "black"])
+def test_ssim_equals_the_windowed_definition(case: str) -> None:
+    """The fast window sums (int32, doubling) give the same SSIM as the definition, also
+    where the int32 terms are largest (planes of 0 and 255)."""
+    a, b = _frames(2, h=20, w=27, seed=11)
+    if case == "shifted":
+        b = np.clip(a.astype(int) + np.arange(27) - 13, 0, 255).astype(np.uint8)
+    elif case == "extremes":
+        a = np.where(a > 127, 255, 0).astype(np.uint8)
+        b = np.where(b > 60, 255, 0).astype(np.uint8)
+    elif case == "black":
+        b = np.zeros_like(a)
+    assert ssim(a, b) == pytest.approx(_ssim_by_definition(a, b), rel=1e-12, abs=1e-12)
+    d = a.astype(float) - b.astype(float)
+    mse = float(np.mean(d * d))
+    assert psnr_db(a, b) == pytest.approx(10 * np.log10(255**2 / mse), rel=1e-12)
 
 
 def test_align_picks_the_last_picture_at_or_before_each_timestamp() -> None:
