@@ -38,6 +38,7 @@ KEY_METRIC = {
     "dtp": "deadline_ratio",  # the share of blocks that meet their deadline
     "qpr": "throughput_mean_mbps",  # the segment throughput partial reliability keeps up
     "moq": "latency_I_median_ms",  # how late I frames arrive, what FT cuts under a backlog
+    "roq": "ssim_mean",  # the quality the paper's claims are stated in
 }
 """The one metric per workload the agreement is judged on (its question's answer)."""
 FILL = (
