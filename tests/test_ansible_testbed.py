@@ -317,9 +317,11 @@ SMALLEST = {
     "qpr": ("qpr-quick.yaml", "q50", "default", {}, _fixed_downlink),
     "moq": ("moq-sports.yaml", "ft", "default", {"drain_s": 1.0}, None),
     "roq": ("roq-quick.yaml", "scream", "default", {"width": 320, "height": 180}, None),
+    # issue 24: GCC (roq's controller beyond the paper) deployed by Ansible and run for real
+    "roq-gcc": ("roq-gcc.yaml", "gcc", "default", {"width": 320, "height": 180}, None),
 }
-"""Every workload's smallest scenario, 4 s of it: the cross-site test runs each on both
-sites."""
+"""Every workload's smallest scenario, 4 s of it (and roq's GCC): the cross-site test runs
+each on both sites."""
 
 
 FILE_KEYS = ("file", "frame_trace", "tracking_trace")
