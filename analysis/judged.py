@@ -86,7 +86,10 @@ def decide(ci_lo: float, ci_hi: float, lo: float, hi: float, ratio: bool) -> tup
     if (above or below) and holds_1:
         return "differs", "no significant difference: the CI holds 1, the paper has {paper}"
     if (above and ci_lo > 1) or (below and ci_hi < 1):
-        side = "smaller" if ci_hi < lo else "larger"
+        # the CI lies on the range's side of 1, beyond it (away from 1: a larger effect) or
+        # short of it (towards 1: a smaller one); for a loss, below the range is away from 1
+        beyond = ci_lo > hi if above else ci_hi < lo
+        side = "larger" if beyond else "smaller"
         return "differs", f"the paper's direction, a {side} effect than its {{paper}}"
     return "not reproduced", _off(ci_hi < lo)
 

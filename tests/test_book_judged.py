@@ -71,6 +71,22 @@ def test_a_ratio_claim_gives_value_n_and_a_reason_from_the_runs() -> None:
     assert held.verdict == "reproduced"
 
 
+@pytest.mark.parametrize(
+    ("ci", "paper", "side"),
+    [
+        ((2.9, 3.6), (1.2, 1.2), "larger"),  # a gain beyond the paper's
+        ((1.01, 1.1), (1.2, 1.2), "smaller"),  # a gain short of it
+        ((0.05, 0.2), (0.9, 0.9), "larger"),  # a loss beyond the paper's (further below 1)
+        ((0.97, 0.99), (0.9, 0.9), "smaller"),  # a loss short of it (nearer 1)
+    ],
+)
+def test_differs_names_the_effect_larger_away_from_1(
+    ci: tuple[float, float], paper: tuple[float, float], side: str
+) -> None:
+    kind, where = decide(*ci, *paper, True)
+    assert kind == "differs" and f"a {side} effect" in where
+
+
 def test_a_ci_just_off_1_shows_the_digits_that_decide() -> None:
     assert ci_text(1.0004, 1.0002, 1.0006) == "1 [1, 1.001]"
     assert ci_text(1.00004, 1.00002, 1.00004) == "1 [1, 1]"  # 4 digits cannot tell either
