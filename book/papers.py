@@ -17,6 +17,7 @@ from analysis.judged import Judge, Why, standard
 from priolab.workloads.dtp.claims import where_blocks_went
 from priolab.workloads.moq import claims as moq_claims
 from priolab.workloads.qpr.claims import what_the_player_got
+from priolab.workloads.roq.claims import what_the_receiver_got
 from priolab.workloads.roq.figures import PAPER_SSIM
 
 
@@ -730,6 +731,63 @@ QPR = Paper(
     readings=tuple(label for _, label, _ in QPR_READINGS),
 )
 
+# seeds/003's comparisons between two of its configurations, each a ratio of two SSIMs the
+# paper reports (PAPER_SSIM, at 50 ms): (section, text, numerator, denominator)
+ROQ_PAIRS: tuple[tuple[str, str, str, str], ...] = (
+    ("§6.3", "SCReAM over QUIC against SCReAM over UDP (the paper: QUIC \"even\" higher)",
+     "scream", "udp-scream"),
+    ("§6.4", "SCReAM with QUIC's NewReno against SCReAM alone (both controllers back off)",
+     "scream-newreno", "scream"),
+    ("§6.1", "trivial rate control without congestion control: a competing stream against none",
+     "trivial+stream", "trivial"),
+    ("§6.2", "trivial rate control with NewReno: a competing stream against none",
+     "trivial-newreno+stream", "trivial-newreno"),
+)  # fmt: skip
+
+# seeds/003's statements about the controllers' target bitrate (Figs. 4-6, clip-independent):
+# (section, text, scheme, paper as printed, lo, hi) of target_mean_kbps at 50 ms. The trivial
+# controller's levels are 256, 512, 768, 1024 and 1280 kbit/s; "uses the highest level" is
+# read as a mean above the midpoint of the top two (1152), "stays at the lowest level most
+# of the time" as one below the midpoint of the bottom two (384).
+ROQ_TARGETS: tuple[tuple[str, str, str, str, float, float], ...] = (
+    ("§6.1", "trivial rate control without congestion control sees an almost empty RTP queue "
+     "and uses the highest level, 1280 kbit/s (read as a mean target > 1152)",
+     "trivial", "1280", 1152.0, 1280.0),
+    ("§6.1", "the same with a competing stream: it behaves very similarly (read as a mean "
+     "target > 1152)", "trivial+stream", "1280", 1152.0, 1280.0),
+    ("§6.2", "trivial rate control with NewReno and a competing stream: the target stays at "
+     "the lowest level, 256 kbit/s, most of the time (read as a mean target < 384)",
+     "trivial-newreno+stream", "256", 256.0, 384.0),
+)  # fmt: skip
+
+ROQ_NOTES: tuple[str, ...] = (
+    "## What an SSIM level depends on",
+    "",
+    "The paper's clip is unnamed, and a mean SSIM is the clip's quality at the rate the "
+    "controller chose, pulled down by the frames the receiver could not decode. priolab's "
+    "scenarios use `photo-pans` (natural content: pans over photographs; its SSIM from 100 to "
+    "2000 kbit/s is measured by `python -m priolab.workloads.roq.span`, "
+    "priolab/workloads/roq/README.md), so a level is comparable with the paper's only as far "
+    "as the two clips agree. Each verdict's reason therefore splits priolab's SSIM into the "
+    "decoded pictures' quality and what frozen pictures cost, with the controller's target "
+    "and sent rate, the RTP losses and the latency: the part of the mechanism the clip does "
+    "not decide. The ratio claims compare two configurations on one clip, which cancels most "
+    "of the clip's part; the target claims test the controllers without it.",
+    "",
+    "## The trivial controller on the two sites",
+    "",
+    "Where a configuration ran on the sim and on the Mininet site, each site has its own row. "
+    "The trivial controller decides every 200 ms from the RTP queue's length at that instant. "
+    "In virtual time nothing jitters: 200 ms is five frame intervals, so every decision falls "
+    "on the instant a frame enters the queue, which then looks full, where on the real stack "
+    "the decisions drift against the frames and mostly find the queue empty. The sim rows of "
+    "`trivial` and `trivial+stream` measure that artefact, not the paper's controller; their "
+    "Mininet rows are the result (the agreement page's `agree-roq` point and "
+    "[the investigation](../investigations/2026-11-27-roq-natural-clip-verdicts.md)). With "
+    "NewReno the trivial controller decides the same way, but its queue also grows for real; "
+    "how far the artefact moves those sim rows is not measured yet.",
+)
+
 ROQ = Paper(
     "roq",
     "RoQ",
@@ -737,20 +795,55 @@ ROQ = Paper(
     "003_567c33f2477ca67d.txt",
     "roq",
     ("roq-rfc8867", "roq-rfc8867-d50", "roq-quick", "roq-gcc"),
-    tuple(
+    (
+        *(
+            Claim(
+                "§6",
+                f"{scheme} at {setting}: mean SSIM",
+                f"{v:.2f}",
+                v,
+                v,
+                "ssim_mean",
+                scheme,
+                "",
+                (setting,),
+            )
+            for (scheme, setting), v in PAPER_SSIM.items()
+        ),
+        *(
+            Claim(
+                section,
+                f"{text}: SSIM {num} ÷ {den} at d50",
+                f"{PAPER_SSIM[(num, 'd50')]:.2f} ÷ {PAPER_SSIM[(den, 'd50')]:.2f} = "
+                f"{PAPER_SSIM[(num, 'd50')] / PAPER_SSIM[(den, 'd50')]:.3f}",
+                PAPER_SSIM[(num, "d50")] / PAPER_SSIM[(den, "d50")],
+                PAPER_SSIM[(num, "d50")] / PAPER_SSIM[(den, "d50")],
+                "ssim_mean",
+                num,
+                den,
+                ("d50",),
+            )
+            for section, text, num, den in ROQ_PAIRS
+        ),
+        *(
+            Claim(section, text, paper, lo, hi, "target_mean_kbps", scheme, "", ("d50",))
+            for section, text, scheme, paper, lo, hi in ROQ_TARGETS
+        ),
         Claim(
-            "§6",
-            f"{scheme} at {setting}: mean SSIM",
-            f"{v:.2f}",
-            v,
-            v,
-            "ssim_mean",
-            scheme,
-            "",
-            (setting,),
-        )
-        for (scheme, setting), v in PAPER_SSIM.items()
+            "§6.3, Fig. 5",
+            "SCReAM's target over QUIC slightly below its target over UDP (QUIC's larger "
+            "header overhead): target scream ÷ udp-scream at d50",
+            "< 1×",
+            0.0,
+            BELOW_1,
+            "target_mean_kbps",
+            "scream",
+            "udp-scream",
+            ("d50",),
+        ),
     ),
+    ROQ_NOTES,
+    why=what_the_receiver_got,
 )
 
 MOQ_RATES = ("2.7M", "2.85M", "3M")  # seeds/004's three constraints (scenarios/moq-sports.yaml)

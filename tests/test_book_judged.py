@@ -11,9 +11,10 @@ import pandas as pd
 import pytest
 
 from analysis.judged import ci_text, decide, standard
-from book.papers import ABOVE_1, BELOW_1, DTP, QPR
+from book.papers import ABOVE_1, BELOW_1, DTP, QPR, ROQ
 from priolab.workloads.dtp.claims import fates, where_blocks_went
 from priolab.workloads.qpr.claims import session, what_the_player_got
+from priolab.workloads.roq.claims import receiver, what_the_receiver_got
 
 INF = math.inf
 
@@ -155,6 +156,29 @@ def test_qpr_reason_says_what_the_player_got() -> None:
     assert "datagram connection's window 2904 bytes at the end" in t and "; q0: 5 " in t
 
 
+def test_roq_reason_splits_ssim_into_decoded_pictures_and_frozen_ones() -> None:
+    """A configuration that decodes half its frames: its SSIM is the decoded pictures' less
+    what the frozen ones cost, and the reason says both, with the rates and the losses."""
+    udp = pd.DataFrame({"scheme": ["udp-scream"] * 2, "ssim_mean": [0.85, 0.87],
+                        "ssim_decoded_mean": [0.87, 0.89], "decoded_pct": [99.0, 97.0],
+                        "target_mean_kbps": [600.0, 640.0], "send_rate_mean_kbps": [580.0, 600.0],
+                        "rtp_loss_pct": [0.0, 0.2], "latency_median_ms": [90.0, 110.0],
+                        "competing_mbps": [0.0, 0.0]})  # fmt: skip
+    triv = udp.assign(scheme="trivial+stream", ssim_mean=[0.5, 0.6], decoded_pct=[50.0, 50.0],
+                      competing_mbps=[0.4, 0.5], key_frames_complete=[1.0, 2.0],
+                      key_frames_sent=[170.0, 171.0])  # fmt: skip
+    r = receiver(udp)
+    assert r == ("udp-scream: SSIM 0.860, 98 % of frames decoded, decoded pictures 0.880, "
+                 "frozen ones pull the mean down by 0.020, target 620 kbit/s, sent 590 kbit/s, "
+                 "0.1 % of RTP packets lost, latency median 100 ms")  # fmt: skip
+    t = what_the_receiver_got(triv, udp)
+    assert t.startswith("trivial+stream: SSIM 0.550, 50 % of frames decoded")
+    assert "pull the mean down by 0.330" in t and "competing stream 0.45 Mbit/s" in t
+    assert "1.5 of 170.5 key frames arrived whole" in t and "key frames" not in r
+    assert "; udp-scream: SSIM 0.860" in t
+    assert receiver(udp.drop(columns="ssim_mean")) == "udp-scream: no SSIM"
+
+
 def _fake(metric: str, num: str, den: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     base = {"deadline_ratio": 0.5, "throughput_mean_mbps": 4.0}
     a = pd.DataFrame([{**base, metric: 0.5 + 0.01 * i, "scheme": num} for i in range(3)])
@@ -162,9 +186,9 @@ def _fake(metric: str, num: str, den: str) -> tuple[pd.DataFrame, pd.DataFrame]:
     return a, b
 
 
-@pytest.mark.parametrize("paper", [DTP, QPR], ids=lambda p: p.key)
+@pytest.mark.parametrize("paper", [DTP, QPR, ROQ], ids=lambda p: p.key)
 def test_every_claim_gets_a_verdict_in_the_pages_words(paper) -> None:
-    """Every DTP and QPR claim has a judge, and whatever its runs say, its verdict starts with
+    """Every DTP, QPR and RoQ claim has a judge, and whatever its runs say, its verdict starts with
     one of the page's words and any verdict but "reproduced" gives its reason."""
     for c in paper.claims:
         judge = paper.judge(c)

@@ -1,0 +1,55 @@
+"""The mechanism behind a verdict on seeds/003's claims (book/papers.py RoQ, judged by
+analysis/judged.py `standard`): per configuration, what the receiver saw, read off the runs
+(runs.csv rows, valid runs).
+
+A run's mean SSIM is over every frame the sender encoded: a frame the receiver decoded
+scores its own picture, one it did not scores the picture still on screen (or black). So the
+mean splits into the quality of the decoded pictures (the clip's at the rate the controller
+chose) and what frozen pictures pull it down by; beside them the controller's target and
+the rate it sent, the RTP packets lost, the key frames that arrived whole (after a loss the
+receiver shows nothing new until one does), the latency, and a competing stream's rate. Nothing
+here is typed for a result."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from analysis.judged import mean_of
+
+
+def receiver(runs: pd.DataFrame) -> str:
+    """One configuration's runs in numbers (means over runs)."""
+    name = str(runs["scheme"].iloc[0]) if "scheme" in runs and len(runs) else "?"
+    ssim, dec_ssim = mean_of(runs, "ssim_mean"), mean_of(runs, "ssim_decoded_mean")
+    decoded = mean_of(runs, "decoded_pct")
+    if math.isnan(ssim):
+        return f"{name}: no SSIM"
+    parts = [f"SSIM {ssim:.3f}"]
+    if math.isfinite(decoded):
+        parts.append(f"{decoded:.0f} % of frames decoded")
+    if math.isfinite(dec_ssim):
+        parts.append(f"decoded pictures {dec_ssim:.3f}, frozen ones pull the mean down by "
+                     f"{dec_ssim - ssim:.3f}")  # fmt: skip
+    target, sent = mean_of(runs, "target_mean_kbps"), mean_of(runs, "send_rate_mean_kbps")
+    if math.isfinite(target):
+        parts.append(f"target {target:.0f} kbit/s, sent {sent:.0f} kbit/s")
+    loss = mean_of(runs, "rtp_loss_pct")
+    if math.isfinite(loss):
+        parts.append(f"{loss:.1f} % of RTP packets lost")
+    keys, keys_sent = mean_of(runs, "key_frames_complete"), mean_of(runs, "key_frames_sent")
+    if math.isfinite(keys) and math.isfinite(keys_sent):
+        parts.append(f"{keys:.1f} of {keys_sent:.1f} key frames arrived whole")
+    latency = mean_of(runs, "latency_median_ms")
+    if math.isfinite(latency):
+        parts.append(f"latency median {latency:.0f} ms")
+    competing = mean_of(runs, "competing_mbps")
+    if math.isfinite(competing) and competing > 0:
+        parts.append(f"competing stream {competing:.2f} Mbit/s")
+    return f"{name}: " + ", ".join(parts)
+
+
+def what_the_receiver_got(num: pd.DataFrame, den: pd.DataFrame) -> str:
+    """judged.Why for RoQ: each configuration's receiver in numbers."""
+    return "; ".join([receiver(num)] + ([receiver(den)] if not den.empty else []))
