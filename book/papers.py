@@ -476,6 +476,14 @@ QPR_NOTES: tuple[str, ...] = (
     "(`fec_overhead_pct`) and the objects that stay undecodable after FEC "
     "(`objects_incomplete_pct`) are measured.",
     "",
+    "Sessions that die are not in the means. Under bursty loss a reliable stream can wait "
+    "out QUIC's idle timeout (10 s, the paper's default) behind a lost packet; the player and "
+    "the server then exit with an error, and the run is judged invalid and listed with its "
+    "reason under its scenario below (`exit_code`, `short_run`). The claims' cells where "
+    "sessions died were given more repetitions, so that at least ten lived; a claim's n "
+    "counts living sessions only, and its mean is theirs, which flatters a scheme whose "
+    "worst sessions die (Q0 most often). How many died is in the invalid-run list.",
+    "",
     "HTTP/2 over TCP (scenarios/qpr-h2.yaml, Mininet only: sim has no TCP) is compared with Q0 "
     "from the same file. Under the same bursty loss Linux's TCP enters recovery less often per "
     "packet than quinn starts a congestion event (each recovery episode absorbs more lost "
