@@ -63,6 +63,19 @@ def mean_of(runs: pd.DataFrame, metric: str) -> float:
     return float(v.mean()) if len(v) else math.nan
 
 
+def scheme_of(runs: pd.DataFrame) -> str:
+    """The scheme the runs are of ("?" when there are none), for a Why's clause."""
+    return str(runs["scheme"].iloc[0]) if "scheme" in runs and len(runs) else "?"
+
+
+def per_scheme(
+    num: pd.DataFrame, den: pd.DataFrame, describe: Callable[[pd.DataFrame], str]
+) -> list[str]:
+    """A Why's clauses: `describe` of the claim's runs, and of the runs it is compared with
+    when there are any."""
+    return [describe(num)] + ([describe(den)] if not den.empty else [])
+
+
 def decide(ci_lo: float, ci_hi: float, lo: float, hi: float, ratio: bool) -> tuple[str, str]:
     """(kind, where): kind is "reproduced", "differs" or "not reproduced"; `where` says how
     the CI [ci_lo, ci_hi] lies against the paper's range [lo, hi] (a template with

@@ -10,12 +10,12 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of
+from analysis.judged import mean_of, per_scheme, scheme_of
 
 
 def fates(runs: pd.DataFrame) -> str:
     """One scheme's blocks by fate, as percentages of the blocks released (means over runs)."""
-    name = str(runs["scheme"].iloc[0]) if "scheme" in runs and len(runs) else "?"
+    name = scheme_of(runs)
     on = 100.0 * mean_of(runs, "deadline_ratio")
     dropped, pending = mean_of(runs, "dropped_pct"), mean_of(runs, "pending_pct")
     if math.isnan(on):
@@ -42,7 +42,7 @@ def fates(runs: pd.DataFrame) -> str:
 
 def where_blocks_went(num: pd.DataFrame, den: pd.DataFrame) -> str:
     """judged.Why for DTP: each scheme's blocks by fate and what the link lost."""
-    both = [fates(num)] + ([fates(den)] if not den.empty else [])
+    both = per_scheme(num, den, fates)
     lost = mean_of(pd.concat([num, den]), "lost_packets_pct")
     if not math.isfinite(lost):
         return "; ".join(both)

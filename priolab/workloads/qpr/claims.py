@@ -10,12 +10,12 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of
+from analysis.judged import mean_of, per_scheme, scheme_of
 
 
 def session(runs: pd.DataFrame) -> str:
     """One scheme's sessions in numbers (means over runs)."""
-    name = str(runs["scheme"].iloc[0]) if "scheme" in runs and len(runs) else "?"
+    name = scheme_of(runs)
     thr = mean_of(runs, "throughput_mean_mbps")
     if math.isnan(thr):
         return f"{name}: no throughput"
@@ -43,4 +43,4 @@ def session(runs: pd.DataFrame) -> str:
 
 def what_the_player_got(num: pd.DataFrame, den: pd.DataFrame) -> str:
     """judged.Why for QPR: each scheme's sessions in numbers."""
-    return "; ".join([session(num)] + ([session(den)] if not den.empty else []))
+    return "; ".join(per_scheme(num, den, session))

@@ -16,12 +16,12 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of
+from analysis.judged import mean_of, per_scheme, scheme_of
 
 
 def receiver(runs: pd.DataFrame) -> str:
     """One configuration's runs in numbers (means over runs)."""
-    name = str(runs["scheme"].iloc[0]) if "scheme" in runs and len(runs) else "?"
+    name = scheme_of(runs)
     ssim, dec_ssim = mean_of(runs, "ssim_mean"), mean_of(runs, "ssim_decoded_mean")
     decoded = mean_of(runs, "decoded_pct")
     if math.isnan(ssim):
@@ -52,4 +52,4 @@ def receiver(runs: pd.DataFrame) -> str:
 
 def what_the_receiver_got(num: pd.DataFrame, den: pd.DataFrame) -> str:
     """judged.Why for RoQ: each configuration's receiver in numbers."""
-    return "; ".join([receiver(num)] + ([receiver(den)] if not den.empty else []))
+    return "; ".join(per_scheme(num, den, receiver))
