@@ -185,7 +185,7 @@ def test_queue_limit_and_drop_end(
     bench: Bench, record: dict, queue: dict, kind: str, shown: str
 ) -> None:
     """A burst of 200 back-to-back packets into a 2 Mbit/s link: the queue holds what its
-    limit says; tail drop delivers the burst's head, head drop its tail."""
+    limit says; tail drop delivers the burst's head, head drop its newest packet."""
     rate_mbps, size, n = 2.0, 1000, 200
     with bench.link("tc", up(rate_mbps=rate_mbps, queue=queue), tag=f"queue-{kind}"):
         assert shown in qdisc_text(bench)
@@ -204,10 +204,15 @@ def test_queue_limit_and_drop_end(
     burst_ms = (p.send_ns.max() - p.send_ns.min()) / 1e6
     assert received.sum() <= limit_pkts + 2 + (burst_ms + ARRIVAL_SLACK_MS) / serial_ms
     assert s["max_ms"] <= (limit_pkts + 2) * serial_ms + burst_ms + 20.0
+    # Which end drops, said by what each end can never lose: tail drop never evicts a packet
+    # it queued, so the burst's first limit_pkts (into an empty queue) all arrive; head drop
+    # never drops the newest, nothing arrives after it. Whether tail drop loses the burst's last
+    # packet depends on TCG's send gaps (one gap of a serialisation time frees a slot), so it
+    # is not asserted.
     if queue.get("drop") == "head":
         assert received[-1], "head drop keeps the newest packet"
     else:
-        assert received[0] and not received[-1], "tail drop keeps the oldest, drops the newest"
+        assert received[:limit_pkts].all(), "tail drop keeps the oldest"
 
 
 def test_trace_replay_changes_rate(bench: Bench, record: dict, tmp_path: Path) -> None:
