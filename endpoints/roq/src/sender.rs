@@ -314,7 +314,8 @@ pub async fn run(
             args.max_kbps as f64 * 1e3,
             args.start_kbps as f64 * 1e3,
         ))),
-        RateCtl::Trivial => Ctl::Trivial(Trivial::new(200_000)),
+        // decisions half a frame interval off the frame clock (see roq_core::trivial)
+        RateCtl::Trivial => Ctl::Trivial(Trivial::new(200_000, 500_000 / args.fps as u64)),
         RateCtl::Fixed => Ctl::Fixed(args.start_kbps as f64 * 1e3),
     };
     let target_kbps = Arc::new(AtomicU32::new((ctl.target_bps() / 1e3) as u32));
@@ -458,6 +459,7 @@ pub async fn run(
         };
         if let Ctl::Trivial(t) = &mut ctl {
             t.on_queue(now_us, qlen);
+            wake = wake.min(t0 + Duration::from_micros(t.next_decision_us()));
         }
         target_kbps.store((ctl.target_bps() / 1e3).round() as u32, Ordering::Relaxed);
         if now_us >= next_log {
