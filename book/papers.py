@@ -756,7 +756,9 @@ ROQ_PAIRS: tuple[tuple[str, str, str, str], ...] = (
 # (section, text, scheme, paper as printed, lo, hi) of target_mean_kbps at 50 ms. The trivial
 # controller's levels are 256, 512, 768, 1024 and 1280 kbit/s; "uses the highest level" is
 # read as a mean above the midpoint of the top two (1152), "stays at the lowest level most
-# of the time" as one below the midpoint of the bottom two (384).
+# of the time" as one below the midpoint of the bottom two (384). SCReAM's "drops to zero" is
+# read as a mean below 150: its floor (min_kbps in roq-rfc8867.yaml) is 100, so zero is out
+# of its range, and a mean within half the floor of it means the floor most of the run.
 ROQ_TARGETS: tuple[tuple[str, str, str, str, float, float], ...] = (
     ("§6.1", "trivial rate control without congestion control sees an almost empty RTP queue "
      "and uses the highest level, 1280 kbit/s (read as a mean target > 1152)",
@@ -766,6 +768,12 @@ ROQ_TARGETS: tuple[tuple[str, str, str, str, float, float], ...] = (
     ("§6.2", "trivial rate control with NewReno and a competing stream: the target stays at "
      "the lowest level, 256 kbit/s, most of the time (read as a mean target < 384)",
      "trivial-newreno+stream", "256", 256.0, 384.0),
+    ("§6.3", "SCReAM with a competing stream: the stream takes the larger share and SCReAM's "
+     "target drops to zero almost immediately (read as a mean target < 150 kbit/s; SCReAM's "
+     "floor here is 100, an assumption)", "scream+stream", "≈ 0", 0.0, 150.0),
+    ("§6.4", "SCReAM with NewReno and a competing stream: as without NewReno, the target drops "
+     "to zero very fast (read as a mean target < 150)", "scream-newreno+stream", "≈ 0", 0.0,
+     150.0),
 )  # fmt: skip
 
 # seeds/003 §6.5, Fig. 7: SCReAM with feedback inferred from QUIC against SCReAM with RTCP
@@ -796,15 +804,17 @@ ROQ_NOTES: tuple[str, ...] = (
     "## The trivial controller on the two sites",
     "",
     "Where a configuration ran on the sim and on the Mininet site, each site has its own row. "
-    "The trivial controller decides every 200 ms from the RTP queue's length at that instant. "
-    "In virtual time nothing jitters: 200 ms is five frame intervals, so every decision falls "
-    "on the instant a frame enters the queue, which then looks full, where on the real stack "
-    "the decisions drift against the frames and mostly find the queue empty. The sim rows of "
-    "`trivial` and `trivial+stream` measure that artefact, not the paper's controller; their "
-    "Mininet rows are the result (the agreement page's `agree-roq` point and "
-    "[the investigation](../investigations/2026-11-27-roq-natural-clip-verdicts.md)). With "
-    "NewReno the trivial controller decides the same way, but its queue also grows for real; "
-    "how far the artefact moves those sim rows is not measured yet.",
+    "The trivial controller decides every 200 ms from the RTP queue's length at that instant, "
+    "on its own clock, half a frame interval off the frame clock (an assumption: the paper "
+    "names neither interval nor phase; a real sender's timer and frame clock are "
+    "independent). Before it had its own clock, every decision on the sim site fell on the "
+    "instant a frame entered the queue, which then looked full, and the controller wandered "
+    "between levels where on Mininet it sits at the top: the agreement page's `agree-roq` "
+    "point caught that (sim ÷ Mininet SSIM 1.72) and checks the fix; "
+    "[the investigation](../investigations/2026-11-27-roq-natural-clip-verdicts.md) has both. "
+    "Every sim row of a trivial configuration comes from runs made with the fix; the Mininet "
+    "rows of `trivial` and `trivial+stream` were made before it, and the agreement point, "
+    "run again on Mininet with it, shows it leaves the real stack's controller as it was.",
 )
 
 ROQ = Paper(
