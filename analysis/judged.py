@@ -25,7 +25,7 @@ from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 @dataclass(frozen=True)
 class Judged:
     value: str  # priolab's number: mean [95 % CI] (or a ratio), with its unit
-    n: str  # valid runs (numerator + denominator)
+    n: str  # valid runs (numerator + denominator), as runs_text gives them
     verdict: str
 
 
@@ -48,6 +48,33 @@ def ci_text(x: float, lo: float, hi: float) -> str:
     if lo != hi and len(set(texts)) == 1:
         texts = [f"{v:.4g}" for v in (x, lo, hi)]
     return f"{texts[0]} [{texts[1]}, {texts[2]}]"
+
+
+def all_alike(runs: pd.DataFrame) -> bool:
+    """Whether two or more runs measured the same in everything (every numeric column but
+    `rep`, to 12 decimals): on the sim site a run is a function of its seed, and where a
+    scenario gives the seed nothing to draw on (no random loss, UDP) its runs repeat one
+    result. Only all alike is said: runs with other losses can share every summary by count
+    (dtp-loss-small at 1 %: three runs with 8 losses each), so fewer distinct rows than runs
+    does not show repeats."""
+    cols = [c for c in runs.columns if c != "rep" and pd.api.types.is_numeric_dtype(runs[c])]
+    return len(runs) > 1 and bool(cols) and len(runs[cols].round(12).drop_duplicates()) == 1
+
+
+def runs_text(metric: str, *groups: pd.DataFrame) -> str:
+    """n for a claim's row: the runs with a finite `metric` per group (numerator, and
+    denominator of a ratio), joined by `+`, and which group's runs are all alike (`10 (all
+    alike)`, `10+10 (denominator's all alike)`): their CI shows nothing of a real stack's
+    jitter."""
+    have = [g[np.isfinite(g[metric].to_numpy(float))] if metric in g else g[:0] for g in groups]
+    text = "+".join(str(len(g)) for g in have)
+    alike = [all_alike(g) for g in have]
+    if len(alike) == 1 and alike[0]:
+        return f"{text} (all alike)"
+    if len(alike) == 2 and any(alike):
+        who = "both" if all(alike) else "numerator's" if alike[0] else "denominator's"
+        return f"{text} ({who} all alike)"
+    return text
 
 
 def finite(runs: pd.DataFrame, metric: str) -> np.ndarray:
@@ -120,7 +147,7 @@ def standard(lo: float, hi: float, metric: str, ratio: bool, paper: str, why: Wh
     def judge(num: pd.DataFrame, den: pd.DataFrame) -> Judged:
         a = finite(num, metric)
         b = finite(den, metric) if ratio else np.array([])
-        n = f"{len(a)}+{len(b)}" if ratio else str(len(a))
+        n = runs_text(metric, num, den) if ratio else runs_text(metric, num)
         if not len(a) or (ratio and not len(b)):
             return Judged("–", n, "not run")
         if ratio and b.mean() == 0:

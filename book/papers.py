@@ -815,6 +815,13 @@ ROQ_NOTES: tuple[str, ...] = (
     "Every sim row of a trivial configuration comes from runs made with the fix; the Mininet "
     "rows of `trivial` and `trivial+stream` were made before it, and the agreement point, "
     "run again on Mininet with it, shows it leaves the real stack's controller as it was.",
+    "",
+    "## Runs that repeat one result",
+    "",
+    "The RFC 8867 link has no random loss, and over UDP nothing else draws on a run's seed "
+    "(over QUIC quinn's does), so on the sim site the ten runs of `udp-scream` are one result "
+    'ten times: n says "all alike" and the CI has no width. The real stack\'s spread for '
+    "SCReAM over UDP is the agreement page's `agree-roq` point (Mininet, 5 runs).",
 )
 
 ROQ = Paper(

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from analysis.judged import runs_text
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 from book.papers import Claim, Paper
 from ground import rundir
@@ -219,18 +220,19 @@ def _row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
     a = _values(s.runs, setting, c.num, c.metric)
     if not a:
         return []
+    label = _label(s.runs)
+    at = s.runs[s.runs[label] == setting]
     if c.den:
         b = _values(s.runs, setting, c.den, c.metric)
         if not b:
             return []
         n = min(len(a), len(b))
         v = bootstrap_ratio_ci(a, b) if np.mean(b) != 0 else (math.nan,) * 3
-        n_text = f"{len(a)}+{len(b)}"
+        n_text = runs_text(c.metric, at[at["scheme"] == c.num], at[at["scheme"] == c.den])
     else:
         v, n = bootstrap_ci(a)[:3], len(a)
-        n_text = str(n)
-    label = _label(s.runs)
-    sel = s.runs[(s.runs[label] == setting) & s.runs["scheme"].isin([c.num, c.den])]
+        n_text = runs_text(c.metric, at[at["scheme"] == c.num])
+    sel = at[at["scheme"].isin([c.num, c.den])]
     sites = ", ".join(sorted(set(sel["site"])))
     file = f"`{s.file}`" if s.file else s.name
     return [[ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]]  # type: ignore[arg-type]
@@ -260,9 +262,12 @@ def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
         "## The paper's claims beside priolab's numbers",
         "",
         "Mean over valid runs, or the ratio of two schemes' means, with its 95 % percentile "
-        "bootstrap CI (analysis/stats.py); n = valid runs (numerator + denominator); site = "
-        "where those runs ran (their metadata.json). A setting run on several sites has one "
-        "row per site, one under the other; their runs are never pooled.",
+        'bootstrap CI (analysis/stats.py); n = valid runs (numerator + denominator), "all '
+        "alike\" where a side's runs measured the same in everything (sim runs in which the "
+        "seed had nothing to draw on repeat one result: their CI is no evidence of a real "
+        "stack's spread, which the agreement page has from Mininet); site = where those runs "
+        "ran (their metadata.json). A setting run on several sites has one row per site, "
+        "one under the other; their runs are never pooled.",
         "",
         *(
             [

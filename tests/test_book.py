@@ -342,3 +342,26 @@ def test_run_cost_from_metadata_per_site():
     assert results.run_cost([{"ran_s": 30.0}]) == (
         "where the site is not recorded, 1 run took 30 s each in real time"
     )
+
+
+def test_claim_rows_say_when_runs_repeat_each_other(tmp_path):
+    """Sim runs whose seeds changed nothing are one result, not three: n says so, for a mean
+    and for the side of a ratio whose runs are all alike; runs that share one metric's value
+    but measured something else apart are not alike."""
+    from book.papers import Claim
+
+    rows = []
+    runs = (("dtp", [0.5] * 3, [7.0] * 3), ("quic", [0.2, 0.25, 0.3], [7.0] * 3),
+            ("sctp", [1.0] * 3, [5.0, 6.0, 7.0]))  # fmt: skip
+    for scheme, values, wall_s in runs:
+        for rep, (value, w) in enumerate(zip(values, wall_s, strict=True), 1):
+            rows.append({"path": f"x/{scheme}/{rep}", "setting": "s", "setting_label": "s",
+                         "scheme": scheme, "rep": rep, "deadline_ratio": value,
+                         "wall_s": w, "site": "sim", "commit": "c"})  # fmt: skip
+    s = results.ScenarioRuns("dtp-quick", tmp_path, None, pd.DataFrame(rows), pd.DataFrame())
+    mean = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "dtp", "", ("s",))
+    ratio = Claim("f", "t", "2", 2.0, 2.0, "deadline_ratio", "dtp", "quic", ("s",))
+    ceiling = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "sctp", "", ("s",))
+    assert results.claim_rows(mean, [s])[0][1] == "3 (all alike)"
+    assert results.claim_rows(ratio, [s])[0][1] == "3+3 (numerator's all alike)"
+    assert results.claim_rows(ceiling, [s])[0][1] == "3"

@@ -23,8 +23,14 @@ def _why(num: pd.DataFrame, den: pd.DataFrame) -> str:
     return f"why({len(num)}, {len(den)})"
 
 
-def _runs(metric: str, values: list[float], scheme: str = "x") -> pd.DataFrame:
-    return pd.DataFrame({metric: values, "scheme": [scheme] * len(values)})
+def _runs(
+    metric: str, values: list[float], scheme: str = "x", repeats: bool = False
+) -> pd.DataFrame:
+    """Runs of one scheme; each measured something else too (`other`), unless they repeat
+    each other (`repeats`: every measured value the same, as sim runs a seed changed
+    nothing in)."""
+    other = [0.5] * len(values) if repeats else [float(i) for i in range(len(values))]
+    return pd.DataFrame({metric: values, "other": other, "scheme": [scheme] * len(values)})
 
 
 @pytest.mark.parametrize(
@@ -97,7 +103,10 @@ def test_a_ci_just_off_1_shows_the_digits_that_decide() -> None:
 
 def test_a_mean_claim_and_the_edges() -> None:
     j = standard(1.0, 1.0, "deadline_ratio", False, "1.0", _why)
-    assert j(_runs("deadline_ratio", [1.0, 1.0, 1.0]), pd.DataFrame()).verdict == "reproduced"
+    full = j(_runs("deadline_ratio", [1.0, 1.0, 1.0]), pd.DataFrame())
+    assert full.verdict == "reproduced" and full.n == "3"  # one value, three distinct runs
+    same = j(_runs("deadline_ratio", [1.0, 1.0, 1.0], repeats=True), pd.DataFrame())
+    assert same.n == "3 (all alike)"  # runs that repeat each other
     low = j(_runs("deadline_ratio", [0.5, 0.6]), pd.DataFrame())
     assert low.n == "2" and low.verdict == (
         "not reproduced (CI below the paper's 1.0), because why(2, 0)"
@@ -114,7 +123,10 @@ def test_a_mean_claim_and_the_edges() -> None:
     point = standard(1.2, 1.2, "deadline_ratio", True, "1.2×", _why)
     assert point(_runs("deadline_ratio", [0.3, 0.4]), zero).verdict.startswith("differs")
     both = r(zero, zero)
-    assert both.value == "– (both means 0)"
+    assert both.value == "– (both means 0)" and both.n == "2+2"
+    repeat = _runs("deadline_ratio", [0.0, 0.0], repeats=True)
+    assert r(_runs("deadline_ratio", [0.3, 0.4]), repeat).n == "2+2 (denominator's all alike)"
+    assert r(repeat, repeat).n == "2+2 (both all alike)"
     assert both.verdict.startswith("not reproduced (neither scheme has any), because why(2, 2)")
 
 

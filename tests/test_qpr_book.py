@@ -141,8 +141,9 @@ def test_the_reading_table_sets_each_claims_readings_side_by_side(tmp_path: Path
         return [c.strip() for c in row.strip("|").split(" | ")][3:]
 
     fixed, shared, blind = cells("driving trace, 5 % loss: Q100 throughput 125 % above Q0")
-    assert fixed == "**reproduced** 2.25 [2.25, 2.25] (n 3+3, sim)"
-    assert shared.startswith("**differs** 1 [1, 1] (n 3+3, sim)")
+    # the fixture's runs per scheme are alike (one value, nothing else measured): n says so
+    assert fixed == "**reproduced** 2.25 [2.25, 2.25] (n 3+3 (both all alike), sim)"
+    assert shared.startswith("**differs** 1 [1, 1] (n 3+3 (both all alike), sim)")
     assert blind == "not run"
     fixed, shared, blind = cells(
         "driving trace, 5 % loss: QPR(F), with its FEC overhead, more than 20 % above Q0"
