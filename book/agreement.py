@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from analysis.judged import all_alike
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 from book.results import ci, fmt, load_scenario
 from priolab.paths import REPO_ROOT
@@ -67,6 +68,7 @@ class Row:
     scheme: str
     metric: str
     values: dict[str, list[float]]  # site → the metric's finite values, one per valid run
+    alike: dict[str, bool] = field(default_factory=dict)  # site → its runs repeat one result
 
     def stats(self, site: str) -> tuple[float, float, float, int]:
         return bootstrap_ci(self.values[site])
@@ -121,13 +123,16 @@ def rows(src: list[Source]) -> list[Row]:
                              if np.isfinite(x)] for site in SITES}  # fmt: skip
             if not any(values.values()) or (s.both_sites_only and not all(values.values())):
                 continue
-            out.append(Row(s.name, str(setting), str(scheme), metric, values))
+            have = g[np.isfinite(g[metric].to_numpy(float))]
+            alike = {site: all_alike(have[have["site"] == site]) for site in SITES}
+            out.append(Row(s.name, str(setting), str(scheme), metric, values, alike))
     return out
 
 
 def _site_cell(row: Row, site: str) -> str:
     mean, lo, hi, n = row.stats(site)
-    return "–" if n == 0 else f"{ci((mean, lo, hi), n)} ({n})"
+    alike = ", all alike" if row.alike.get(site) else ""
+    return "–" if n == 0 else f"{ci((mean, lo, hi), n)} ({n}{alike})"
 
 
 def table_md(body: list[Row]) -> list[str]:
@@ -154,7 +159,7 @@ def table_csv(body: list[Row]) -> pd.DataFrame:
         for site in SITES:
             mean, lo, hi, n = r.stats(site)
             rec |= {f"{site}_mean": mean, f"{site}_ci_low": lo, f"{site}_ci_high": hi,
-                    f"{site}_n": n}  # fmt: skip
+                    f"{site}_n": n, f"{site}_all_alike": bool(r.alike.get(site))}  # fmt: skip
         rec["ratio"], rec["ratio_ci_low"], rec["ratio_ci_high"] = r.ratio()
         recs.append(rec)
     return pd.DataFrame(recs)
@@ -166,7 +171,9 @@ def page(src: list[Source]) -> str:
         "",
         "Per point, the workload's key metric (" + ", ".join(
             f"{k}: `{m}`" for k, m in KEY_METRIC.items()) + ") on the `mininet` and the `sim` "
-        "site: the mean over valid runs with its 95 % bootstrap CI and n, and the ratio "
+        "site: the mean over valid runs with its 95 % bootstrap CI and n (\"all alike\" where "
+        "a site's runs measured the same in everything: sim runs whose seed had nothing to "
+        "draw on repeat one result, and their CI shows no spread), and the ratio "
         "sim ÷ Mininet with a bootstrap CI (each site's runs resampled on their own). The "
         "points: the agreement scenarios (`scenarios/agreement/`: per sim workload one point "
         "where its mechanism matters, one where it does not, one at a boundary; each shown "

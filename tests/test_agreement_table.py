@@ -56,7 +56,10 @@ def test_the_table_pairs_both_trees_and_gives_the_ratio_with_a_ci(tmp_path: Path
     assert ideal["mininet_n"] == 0 and ideal["sim_n"] == 10 and pd.isna(ideal["ratio"])
     text = md.read_text()
     assert "| agree-rise | L0.05 | pri | `mtp_p95_ms` | 100 [" in text
-    assert "| agree-rise | ideal | pri | `mtp_p95_ms` | – | 50 [50, 50] (10) | – |" in text
+    # ten sim runs that measured the same in everything are one result: the cell says so
+    ideal_row = "| agree-rise | ideal | pri | `mtp_p95_ms` | – | 50 [50, 50] (10, all alike) | – |"
+    assert ideal_row in text
+    assert bool(ideal["sim_all_alike"]) and not wl["sim_all_alike"] and not wl["mininet_all_alike"]
     assert "no ratio yet" in text and "quick" not in text.split("|---|")[1]
 
 
