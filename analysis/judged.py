@@ -90,6 +90,13 @@ def mean_of(runs: pd.DataFrame, metric: str) -> float:
     return float(v.mean()) if len(v) else math.nan
 
 
+def quoted(runs: pd.DataFrame, metric: str, template: str) -> list[str]:
+    """A reason's clause: `template` filled with the metric's mean over the runs, as a list
+    of one, or none where no run measured it."""
+    x = mean_of(runs, metric)
+    return [template.format(x)] if math.isfinite(x) else []
+
+
 def scheme_of(runs: pd.DataFrame) -> str:
     """The scheme the runs are of ("?" when there are none), for a Why's clause."""
     return str(runs["scheme"].iloc[0]) if "scheme" in runs and len(runs) else "?"

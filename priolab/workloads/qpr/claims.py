@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of, per_scheme, scheme_of
+from analysis.judged import mean_of, per_scheme, quoted, scheme_of
 
 
 def session(runs: pd.DataFrame) -> str:
@@ -23,21 +23,14 @@ def session(runs: pd.DataFrame) -> str:
     freezes, tfd = mean_of(runs, "freezes"), mean_of(runs, "freeze_total_s")
     if math.isfinite(freezes):
         parts.append(f"{freezes:.1f} freezes" + (f" ({tfd:.1f} s)" if math.isfinite(tfd) else ""))
-    played = mean_of(runs, "played_pct")
-    if math.isfinite(played):
-        parts.append(f"{played:.0f} % of the session played")
-    incomplete = mean_of(runs, "objects_incomplete_pct")
-    if math.isfinite(incomplete):
-        parts.append(f"{incomplete:.1f} % of objects incomplete")
-    unrel = mean_of(runs, "unreliable_bytes_lost_pct")
-    if math.isfinite(unrel):
-        parts.append(f"{unrel:.1f} % of unreliable bytes lost")
+    parts += quoted(runs, "played_pct", "{:.0f} % of the session played")
+    parts += quoted(runs, "objects_incomplete_pct", "{:.1f} % of objects incomplete")
+    parts += quoted(runs, "unreliable_bytes_lost_pct", "{:.1f} % of unreliable bytes lost")
     lost, sent = mean_of(runs, "lost_packets"), mean_of(runs, "sent_packets")
     if math.isfinite(lost) and math.isfinite(sent) and sent > 0:
         parts.append(f"server lost {100.0 * lost / sent:.1f} % of {sent:.0f} packets")
-    window = mean_of(runs, "unreliable_conn_cwnd_bytes")
-    if math.isfinite(window):
-        parts.append(f"datagram connection's window {window:.0f} bytes at the end")
+    parts += quoted(runs, "unreliable_conn_cwnd_bytes",
+                    "datagram connection's window {:.0f} bytes at the end")  # fmt: skip
     return f"{name}: " + ", ".join(parts)
 
 

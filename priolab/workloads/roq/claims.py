@@ -16,34 +16,27 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of, per_scheme, scheme_of
+from analysis.judged import mean_of, per_scheme, quoted, scheme_of
 
 
 def receiver(runs: pd.DataFrame) -> str:
     """One configuration's runs in numbers (means over runs)."""
     name = scheme_of(runs)
     ssim, dec_ssim = mean_of(runs, "ssim_mean"), mean_of(runs, "ssim_decoded_mean")
-    decoded = mean_of(runs, "decoded_pct")
     if math.isnan(ssim):
         return f"{name}: no SSIM"
-    parts = [f"SSIM {ssim:.3f}"]
-    if math.isfinite(decoded):
-        parts.append(f"{decoded:.0f} % of frames decoded")
+    parts = [f"SSIM {ssim:.3f}", *quoted(runs, "decoded_pct", "{:.0f} % of frames decoded")]
     if math.isfinite(dec_ssim):
         parts.append(f"decoded pictures {dec_ssim:.3f}, frozen ones pull the mean down by "
                      f"{dec_ssim - ssim:.3f}")  # fmt: skip
     target, sent = mean_of(runs, "target_mean_kbps"), mean_of(runs, "send_rate_mean_kbps")
     if math.isfinite(target):
         parts.append(f"target {target:.0f} kbit/s, sent {sent:.0f} kbit/s")
-    loss = mean_of(runs, "rtp_loss_pct")
-    if math.isfinite(loss):
-        parts.append(f"{loss:.1f} % of RTP packets lost")
+    parts += quoted(runs, "rtp_loss_pct", "{:.1f} % of RTP packets lost")
     keys, keys_sent = mean_of(runs, "key_frames_complete"), mean_of(runs, "key_frames_sent")
     if math.isfinite(keys) and math.isfinite(keys_sent):
         parts.append(f"{keys:.1f} of {keys_sent:.1f} key frames arrived whole")
-    latency = mean_of(runs, "latency_median_ms")
-    if math.isfinite(latency):
-        parts.append(f"latency median {latency:.0f} ms")
+    parts += quoted(runs, "latency_median_ms", "latency median {:.0f} ms")
     competing = mean_of(runs, "competing_mbps")
     if math.isfinite(competing) and competing > 0:
         parts.append(f"competing stream {competing:.2f} Mbit/s")
