@@ -119,12 +119,12 @@ def rows(src: list[Source]) -> list[Row]:
         rank = {k: i for i, k in enumerate(s.settings)}
         groups.sort(key=lambda kg: rank.get(str(kg[0][0]), len(rank)))  # stable: schemes stay
         for (setting, scheme), g in groups:
-            values = {site: [float(x) for x in g.loc[g["site"] == site, metric]
-                             if np.isfinite(x)] for site in SITES}  # fmt: skip
+            have = g[np.isfinite(g[metric].to_numpy(float))]
+            per_site = {site: have[have["site"] == site] for site in SITES}
+            values = {site: [float(x) for x in at[metric]] for site, at in per_site.items()}
             if not any(values.values()) or (s.both_sites_only and not all(values.values())):
                 continue
-            have = g[np.isfinite(g[metric].to_numpy(float))]
-            alike = {site: all_alike(have[have["site"] == site]) for site in SITES}
+            alike = {site: all_alike(at) for site, at in per_site.items()}
             out.append(Row(s.name, str(setting), str(scheme), metric, values, alike))
     return out
 

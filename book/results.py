@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from analysis.judged import runs_text
+from analysis.judged import finite, runs_text
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 from book.papers import Claim, Paper
 from ground import rundir
@@ -179,13 +179,6 @@ def _label(runs: pd.DataFrame) -> str:
     return "setting_label" if "setting_label" in runs else "setting"
 
 
-def _values(runs: pd.DataFrame, setting: str, scheme: str, metric: str) -> list[float]:
-    if runs.empty or metric not in runs:
-        return []
-    g = runs[(runs[_label(runs)] == setting) & (runs["scheme"] == scheme)]
-    return [float(x) for x in g[metric] if np.isfinite(x)]
-
-
 def verdict(c: Claim, v: tuple[float, float, float], n: int) -> str:
     x, lo, hi = v
     if math.isnan(x):
@@ -217,23 +210,22 @@ def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
 
 def _row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
     """The claim's mean or ratio with its CI over the runs of (scenario, setting)."""
-    a = _values(s.runs, setting, c.num, c.metric)
-    if not a:
+    at = s.runs[s.runs[_label(s.runs)] == setting]
+    num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den]
+    a = finite(num, c.metric)
+    if not len(a):
         return []
-    label = _label(s.runs)
-    at = s.runs[s.runs[label] == setting]
     if c.den:
-        b = _values(s.runs, setting, c.den, c.metric)
-        if not b:
+        b = finite(den, c.metric)
+        if not len(b):
             return []
         n = min(len(a), len(b))
         v = bootstrap_ratio_ci(a, b) if np.mean(b) != 0 else (math.nan,) * 3
-        n_text = runs_text(c.metric, at[at["scheme"] == c.num], at[at["scheme"] == c.den])
+        n_text = runs_text(c.metric, num, den)
     else:
         v, n = bootstrap_ci(a)[:3], len(a)
-        n_text = runs_text(c.metric, at[at["scheme"] == c.num])
-    sel = at[at["scheme"].isin([c.num, c.den])]
-    sites = ", ".join(sorted(set(sel["site"])))
+        n_text = runs_text(c.metric, num)
+    sites = ", ".join(sorted(set(pd.concat([num, den])["site"])))
     file = f"`{s.file}`" if s.file else s.name
     return [[ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]]  # type: ignore[arg-type]
 
