@@ -41,6 +41,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     _machine_lock.append(machine_lock.hold(who=f"pytest ({item.nodeid})"))
 
 
+GENERIC_LIBM = {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX"}
+"""The second code path of the tests that check numbers are the same on every CPU: glibc's
+dynamic loader then picks its generic (SSE2) math kernels instead of the FMA/AVX2 ones, and
+numpy's exp, sin and log, which call glibc's below AVX-512, follow. Set it in a subprocess's
+environment: the loader reads it at start-up."""
+
+
+def cpu_has_fma() -> bool:
+    """Whether this CPU has FMA, so that GENERIC_LIBM selects other kernels than the default."""
+    try:
+        return " fma " in f" {Path('/proc/cpuinfo').read_text()} ".replace("\n", " ")
+    except OSError:
+        return False
+
+
 VM_JOB_SUMMARY = pytest.StashKey[str]()
 """tests/test_vm.py puts the VM job's boot, probe start-up, budget and wall time here."""
 
