@@ -52,10 +52,23 @@ def versions(extra: list[list[str]] | None = None) -> dict[str, str | None]:
     return out
 
 
+def cpu_model() -> str | None:
+    """The CPU's model name as /proc/cpuinfo gives it (None where it gives none)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == "model name":
+            return value.strip()
+    return None
+
+
 def host_info() -> dict[str, Any]:
     import os
 
-    return {"hostname": platform.node(), "cpus": os.cpu_count()}
+    return {"hostname": platform.node(), "cpus": os.cpu_count(), "cpu_model": cpu_model()}
 
 
 # What a Slurm job knows of itself (sbatch/srun set these in the job's environment).

@@ -20,7 +20,7 @@ import pytest
 
 from priolab.engine.reasons import Code, from_metadata, without
 from tests.conftest import REPO, VM_JOB_SUMMARY
-from vm.run import Budget
+from vm.run import Budget, JobResult
 
 pytestmark = [pytest.mark.netns, pytest.mark.slow]
 
@@ -36,6 +36,8 @@ BUDGET = Budget(base_s=1500.0, reference_boot_s=30.0, reference_startup_s=1.5, m
 in 1.5 s, scaled up to 2x on a slower host (vm/run.py Budget; at most 3,060 s, within CI's
 90 min). Measured on an idle 2-core host: boot 21 s, probe start-up median 1.55 s, the tests
 1,022 s; with the machine loaded (load 5-8): boot 47 s, start-up 3.5 s, 1,779 s."""
+TIMINGS_ENV = "PRIOLAB_TIMINGS_DIR"
+"""A folder that receives the job's timing record (vm-job.json), e.g. evidence/timings."""
 SELECT_ENV = "PRIOLAB_VM_TESTS"
 """Comma-separated keys of IN_VM_FILES to run (default all), e.g. PRIOLAB_VM_TESTS=policer,ovs
 while working on those; the others then skip, saying so. CI never sets it."""
@@ -78,6 +80,9 @@ def vm_job(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
         budget=BUDGET,
     )
     pytestconfig.stash[VM_JOB_SUMMARY] = res.summary()
+    _keep_timings(res)
+    if res.too_slow:  # fail now, naming the slow step, rather than run out CI's clock
+        pytest.fail(f"{res.too_slow}\n{res.summary()}")
     junit = res.out_dir / "junit.xml"
     assert junit.exists(), f"no test report from the VM:\n{res.summary()}\n{res.guest_log[-3000:]}"
     cases: dict[str, dict[str, Any]] = {}
@@ -95,6 +100,25 @@ def vm_job(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
         "figures": json.loads(figures.read_text()) if figures.exists() else {},
         "result": res,
     }
+
+
+def _keep_timings(res: JobResult) -> None:
+    """The job's timing record (vm/timings.py) in its folder, and in $PRIOLAB_TIMINGS_DIR
+    when set (the generated timings page reads it from there: book/timings.py)."""
+    from priolab.provenance import git_info, host_info
+    from vm.timings import RECORD_NAME, record
+
+    rec = record(res.job_dir, {
+        "boot_s": res.boot_s, "wall_s": round(res.wall_s, 3), "budget_s": res.budget_s,
+        "timed_out": res.timed_out, "host": host_info(), "commit": git_info()["commit"],
+        "files": _selected(),
+    })  # fmt: skip
+    text = json.dumps(rec, indent=1, sort_keys=True) + "\n"
+    (res.job_dir / RECORD_NAME).write_text(text)
+    if os.environ.get(TIMINGS_ENV):
+        out = Path(os.environ[TIMINGS_ENV])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / RECORD_NAME).write_text(text)
 
 
 def _check(vm_job: dict[str, Any], key: str) -> None:
