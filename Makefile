@@ -3,6 +3,8 @@
 #   make reproduce   install, build, run the quick reproduction of RISE, print the summary
 #   make test        install, build, run every test (Rust and Python) and the linters, build
 #                    the documentation site and check it in headless Chromium
+#   make check       the fast lane: linters, Rust and Python unit tests and the sim tests;
+#                    no VM, no network namespaces, no browser, no Slurm cluster
 #   make docs        the documentation site (build/site) from docs/ and the generated pages
 
 SHELL := /bin/bash
@@ -30,7 +32,7 @@ APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	chromium \
 	slurmctld slurmd slurm-client munge
 
-.PHONY: setup apt venv lock build reproduce test test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
+.PHONY: setup apt venv lock build reproduce test check test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
 
 setup: apt venv build
 
@@ -84,6 +86,11 @@ reproduce: setup
 	$(VENV)/bin/python -m analysis.show results/$$($(PY) -c "import sys; from priolab.scenario import load; print(load(sys.argv[1]).name)" $(SCENARIO))
 
 test: setup lint vm test-rust test-docs test-python
+
+# What a developer runs between edits: everything that needs neither root's network state nor
+# a VM, a browser or a Slurm cluster (those are `make test`'s, marked netns, browser, slow).
+check: setup lint test-rust
+	$(VENV)/bin/pytest -q -ra -m "not netns and not browser and not slow" --durations=5
 
 # The stock-kernel VM image (vm/README.md): built from Debian's packages into
 # /var/cache/priolab-vm, again only when its recipe changes; tests/test_vm.py boots it.

@@ -269,6 +269,7 @@ needs_site_tools = pytest.mark.skipif(
 )
 
 
+@pytest.mark.browser
 @needs_site_tools
 def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
     from book import browser
