@@ -32,7 +32,7 @@ APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	chromium \
 	slurmctld slurmd slurm-client munge
 
-.PHONY: setup apt venv lock build reproduce test check test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
+.PHONY: setup apt venv lock build reproduce reproduce-run test check test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
 
 setup: apt venv build
 
@@ -81,11 +81,21 @@ build:
 doctor: setup
 	$(VENV)/bin/priolab doctor
 
-reproduce: setup
+# Each command's steps, in order: make runs them one after another, and `.ci/timed-make
+# TARGET` times them one by one into evidence/timings/TARGET.json (the timings page).
+REPRODUCE_STEPS := apt venv build reproduce-run
+TEST_STEPS := apt venv build lint vm test-rust test-docs test-python
+
+reproduce: $(REPRODUCE_STEPS)
+
+reproduce-run:
 	$(VENV)/bin/snakemake --cores $(CORES) --config scenario=$(SCENARIO) --rerun-incomplete
 	$(VENV)/bin/python -m analysis.show results/$$($(PY) -c "import sys; from priolab.scenario import load; print(load(sys.argv[1]).name)" $(SCENARIO))
 
-test: setup lint vm test-rust test-docs test-python
+test: $(TEST_STEPS)
+
+print-steps-%:
+	@echo $($(subst -,_,$(shell echo $* | tr a-z A-Z))_STEPS)
 
 # What a developer runs between edits: everything that needs neither root's network state nor
 # a VM, a browser or a Slurm cluster (those are `make test`'s, marked netns, browser, slow).
