@@ -30,7 +30,7 @@ from priolab.engine.sim_spec import SIM_EPOCH_UNIX_NS
 from priolab.paths import sim_binary
 from priolab.workloads import PACKAGES
 from tests.conftest import REPO, SHARED_DATA
-from tests.formats_checks import check_pcap, check_qlogs, tshark
+from tests.formats_checks import bad_checksums, check_pcap, check_qlogs, tshark
 
 SHARED_TRACES = SHARED_DATA / "traces"
 
@@ -379,6 +379,7 @@ def test_the_real_sim_writes_qlog_traces_and_pcaps_that_tshark_decrypts(
     for node in ("guest", "host"):
         check_pcap(out / rundir.capture(node), out / rundir.TLS_KEYLOG, port,
                    "10.0.0.1", "10.0.0.2")  # fmt: skip
+        assert bad_checksums(out / rundir.capture(node)) == 0  # the sim's frames, checked
 
 
 @needs_real_sim
