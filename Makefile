@@ -18,7 +18,8 @@ CORES ?= 2
 
 # Debian packages: Mininet and its tools, traffic tools, the Python venv, ffmpeg for
 # frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM,
-# tcpdump for packet capture (scenario key capture), GStreamer with x264enc (plugins-ugly) and
+# tcpdump for packet capture (scenario key capture), tshark for the tests that open those
+# pcaps and decrypt their QUIC with the TLS key log (tests/formats_checks.py), GStreamer with x264enc (plugins-ugly) and
 # avdec_h264 (libav) and its development files for the `roq` endpoint's live encoder/decoder,
 # mate-backgrounds for the photographs of roq's natural source (`photo-pans`, GPL-2+);
 # chromium for the documentation site's browser check (`make test-docs`); Slurm (slurmctld,
@@ -26,6 +27,7 @@ CORES ?= 2
 APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
 	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
 	ffmpeg openssh-server openssh-client sshpass rsync tcpdump \
+	tshark \
 	debootstrap qemu-system-x86 e2fsprogs \
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base \
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav mate-backgrounds \

@@ -164,6 +164,11 @@ class Scenario(Strict):
     capture: Capture | None = Field(
         default=None, description="packet capture on the emulated link (off when absent)"
     )
+    qlog: bool = Field(
+        default=False,
+        description="one qlog trace (JSON-SEQ, quinn's qlog) per QUIC connection of every "
+        "endpoint, in its log folder's qlog/ (a QUIC workload only)",
+    )
     compare: Compare | None = Field(
         default=None, description="which schemes analysis compares (no ratios when absent)"
     )
@@ -218,6 +223,7 @@ class RunSpec:
     capture: Capture | None = None
     compare: dict[str, Any] | None = None
     sim: SimOptions | None = None
+    qlog: bool = False
 
     @property
     def rel_dir(self) -> Path:
@@ -243,6 +249,7 @@ class RunSpec:
             "base_dir": str(self.base_dir.resolve()),
             # only when set: the runs of scenarios without it keep their JSON
             **({"sim": self.sim.model_dump(mode="json")} if self.sim else {}),
+            **({"qlog": True} if self.qlog else {}),
         }
 
 
@@ -437,6 +444,8 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
     # a problem the base link has too is named under `link.`, one only a setting's merged
     # link has under `settings.<s>.link.`
     base_problems = set(_link_problems(sc.link, base_dir))
+    if sc.qlog:
+        problems += _qlog_problem(sc.workload.kind)
     for s, link in links.items():
         problems += [
             (f"link.{k}" if (k, m) in base_problems else f"settings.{s}.link.{k}", m)
@@ -453,6 +462,9 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
         if (s, sch, sp) not in checked:
             checked.add((s, sch, sp))
             found = workload.check(params, base_dir)
+            qlog_check = getattr(workload, "qlog_problems", None)
+            if sc.qlog and qlog_check is not None:
+                found += qlog_check(params)
             problems += [(f"{where} → workload.{k}", m) for k, m in found]
         if s not in links:
             continue
@@ -474,12 +486,23 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
                     capture=sc.capture,
                     compare=sc.compare.resolved(list(sc.schemes)) if sc.compare else None,
                     sim=sc.sim,
+                    qlog=sc.qlog,
                 )
             )
     if problems:
         # one message per distinct problem, in order
         raise ScenarioError(path, list(dict.fromkeys(problems)))
     return runs
+
+
+def _qlog_problem(kind: str) -> list[tuple[str, str]]:
+    """`qlog: true` with a workload that opens no QUIC connection (one without
+    `qlog_problems`, which says what of its parameters open none)."""
+    if hasattr(WORKLOADS[kind], "qlog_problems"):
+        return []
+    quic = sorted(k for k, w in WORKLOADS.items() if hasattr(w, "qlog_problems"))
+    return [("qlog", f"true, but workload {kind!r} opens no QUIC connection to trace; "
+             f"allowed with the QUIC workloads: {', '.join(quic)}")]  # fmt: skip
 
 
 def _rate_key(link: Link, direction: str) -> str:

@@ -182,3 +182,35 @@ def test_committed_schema_is_current() -> None:
 
     committed = json.loads((REPO / "scenarios" / "scenario.schema.json").read_text())
     assert committed == json_schema(), "run: priolab schema --out scenarios/scenario.schema.json"
+
+
+def test_qlog_needs_a_workload_that_opens_quic_connections(write_scenario, standin_dict) -> None:
+    """`qlog: true` is refused, naming `qlog`, for a workload with no QUIC endpoint."""
+    standin_dict["qlog"] = True
+    err = _errors(write_scenario, standin_dict)
+    (msg,) = [m for k, m in err.problems if k == "qlog"]
+    assert "'iperf-ping' opens no QUIC connection" in msg and "rise" in msg, msg
+
+
+def test_qlog_names_the_variant_whose_parameters_open_no_quic_connection(
+    write_scenario, standin_dict
+) -> None:
+    """roq over plain UDP (here one scheme of two) has no QUIC connection to trace: the error
+    names that variant's key; roq over QUIC alone is fine."""
+    data = standin_dict
+    data["qlog"] = True
+    data["workload"] = {"kind": "roq", "params": {}}
+    data["schemes"] = {"quic": {"workload": {"transport": "quic"}},
+                       "udp": {"workload": {"transport": "udp"}}}  # fmt: skip
+    err = _errors(write_scenario, data)
+    keys = [k for k, m in err.problems if "opens no QUIC connection" in m]
+    assert keys and all("schemes.udp" in k and k.endswith("workload.transport") for k in keys)
+    assert not any("schemes.quic" in k for k, _ in err.problems), err.problems
+    del data["schemes"]["udp"]
+    path = write_scenario(data, "ok.yaml")
+    runs = expand(load(path), path)
+    assert runs and all(r.qlog for r in runs)
+    assert runs[0].to_json()["qlog"] is True
+    data.pop("qlog")
+    path = write_scenario(data, "plain.yaml")
+    assert "qlog" not in expand(load(path), path)[0].to_json()  # without it: the JSON it had

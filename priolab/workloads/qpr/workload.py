@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from priolab.workloads.base import QuicPair, RunContext
+from priolab.workloads.base import QuicPair, RunContext, no_quic
 
 Q_LEVELS = (0, 25, 50, 75, 100)
 # quinn's minimum congestion window is two 1200-byte packets: a smaller initial window
@@ -123,6 +123,11 @@ class Qpr(QuicPair):
             "--abr-safety", f"{params.abr_safety:g}", "--lap-s", f"{params.lap_s:g}",
             "--eod-grace-ms", f"{params.eod_grace_ms:g}", *self._common(params, ctx),
         ]  # fmt: skip
+
+    def qlog_problems(self, params: BaseModel) -> list[tuple[str, str]]:
+        """The HTTP/2 baseline opens no QUIC connection to trace."""
+        assert isinstance(params, QprParams)
+        return no_quic("transport", params.transport) if params.transport == "h2" else []
 
     def sim_problems(self, params: BaseModel) -> list[tuple[str, str]]:
         """What the sim site cannot run: the HTTP/2 baseline (kernel TCP)."""
