@@ -1,7 +1,8 @@
 """The five papers priolab reproduces, the scenarios that measure each, and the claims that a
 results page sets beside priolab's numbers.
 
-Which paper is which: ../shared/seeds/README.md. A claim is either a ratio of two schemes'
+Each paper is cited by its short key (`Paper.short`), whose reference and BibTeX entry are
+book/bibliography.py's (docs/bibliography.md). A claim is either a ratio of two schemes'
 means of one metric (`num` ÷ `den`) or, with `den` empty, the mean of one scheme. Its value
 comes from the scenarios' runs.csv (valid runs only) with a 95 % percentile bootstrap CI, as
 every table of analysis/ gives it. RISE's claims live in priolab/workloads/rise/reproduction.py
@@ -50,9 +51,7 @@ class Claim:
 @dataclass(frozen=True)
 class Paper:
     key: str  # the page's file name: results/<key>.md
-    short: str
-    title: str
-    seed: str  # ../shared/seeds/<seed>
+    short: str  # the paper's key in book/bibliography.py: [RISE], [RoQ §5.2]
     kind: str  # workload kind
     scenarios: tuple[str, ...]  # scenario names (results/<name>/), in order of preference
     claims: tuple[Claim, ...] = field(default=())
@@ -75,9 +74,6 @@ class Paper:
 RISE = Paper(
     "rise",
     "RISE",
-    'Lin et al., "Leveraging Cross-Directional Dependency in Realtime Interactive Streaming", '
-    "MMAsia 2025",
-    "000_63c06fa1bc28e1db.txt",
     "rise",
     (
         "quick",
@@ -217,8 +213,6 @@ DTP_MORE: tuple[Claim, ...] = (
 DTP = Paper(
     "dtp",
     "DTP",
-    'Zhang et al., "To Punctuality and Beyond: Meeting Application Deadlines with DTP"',
-    "001_c4c401b2cadd180f.txt",
     "dtp",
     (
         "dtp-bandwidth",
@@ -626,8 +620,6 @@ QPR_MORE: tuple[Claim, ...] = (
 QPR = Paper(
     "qpr",
     "QPR",
-    'Ravuri et al., "Adaptive Partially Reliable Delivery of Immersive Media over QUIC-HTTP/3"',
-    "002_d051cd817c919f31.txt",
     "qpr",
     ("qpr-5g", "qpr-readings", "qpr-fec", "qpr-h2", "qpr-quick", "qpr-paths"),
     (
@@ -827,8 +819,6 @@ ROQ_NOTES: tuple[str, ...] = (
 ROQ = Paper(
     "roq",
     "RoQ",
-    '"RTP over QUIC" congestion-control study (SCReAM vs NewReno, RTCP vs QUIC feedback)',
-    "003_567c33f2477ca67d.txt",
     "roq",
     ("roq-rfc8867", "roq-rfc8867-d50", "roq-quick", "roq-gcc"),
     (
@@ -903,9 +893,6 @@ MOQ_I_BUDGET_MS = 700.0  # seeds/004 Fig. 6: "if the latency budget is 700 ms or
 MOQ = Paper(
     "moq",
     "MoQ",
-    'Gurel et al., "A Fresh Look at Live Sports Streaming with Prioritized Media-over-QUIC '
-    'Transport"',
-    "004_5b2a9a216f36b10d.txt",
     "moq",
     ("moq-sports", "moq-overhead"),
     (

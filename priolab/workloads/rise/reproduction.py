@@ -887,7 +887,8 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
         "at commit "
         f'{commit}{dirty}, {now}, from the runs listed under "What this rests on".',
         "",
-        "Paper: Lin et al., MMAsia 2025 (seeds/000), section 4; setup: ../shared/SPEC-rise.md. "
+        "Paper: [RISE] (Lin et al., MMAsia 2025), section 4; setup: [RISE setup] "
+        "(docs/rise-setup.md; the keys: docs/bibliography.md). "
         "Every ratio is the mean over runs of w/o Pri (or the named scheme's baseline) ÷ the "
         "mean of the compared scheme, with a 95 % percentile bootstrap CI that resamples each "
         "scheme's runs independently; absolute values are means with their bootstrap CI. "
