@@ -124,8 +124,25 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """`--version`: the version and the commit (priolab.provenance.version_text), computed only
+    when asked for (it runs git)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from priolab.provenance import version_text
+
+        print(version_text())
+        parser.exit()
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="priolab", description=__doc__)
+    p.add_argument(
+        "--version", action=_Version, help="print the version and the commit it runs from"
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     c = sub.add_parser("check", help="validate a scenario file and print its expanded matrix")
