@@ -1,7 +1,7 @@
 """Datasets by manifest (data/manifest.toml, ground/data.py, priolab/datasets.py): the manifest
-itself, how a `data:` reference resolves (PRIOLAB_DATA, then data/), and `priolab data fetch`
-against a local HTTP server on loopback (a good copy, a bad checksum, a missing file, a wrong
-size)."""
+itself, how a `data:` reference resolves (PRIOLAB_DATA, then data/), the errors a scenario
+gets when a reference is wrong or its dataset is absent, and `priolab data fetch` against a
+local HTTP server on loopback (a good copy, a bad checksum, a missing file, a wrong size)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ground import data
+from ground.errors import ScenarioError
 from priolab import cli, datasets
+from priolab.scenario import expand, input_files, load
+from tests.conftest import REPO
 
 COMMIT = re.compile(r"/[0-9a-f]{40}/")
 
@@ -35,6 +39,34 @@ def test_the_manifest_names_licence_citation_url_and_sha256_of_every_file() -> N
             # pinned to one upstream commit, so the bytes behind the URL cannot change
             assert COMMIT.search(f.url), f.url
             assert re.fullmatch(r"[0-9a-f]{64}", f.sha256) and f.size_bytes > 0
+
+
+def _scenario_files() -> list[Path]:
+    return sorted(
+        p for d in ("", "agreement", "maps") for p in (REPO / "scenarios" / d).glob("*.yaml")
+    )
+
+
+def _refs(value: object) -> Iterator[str]:
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _refs(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _refs(v)
+    elif data.is_ref(value):
+        assert isinstance(value, str)
+        yield value
+
+
+def test_every_data_reference_of_the_scenarios_is_in_the_manifest() -> None:
+    """Resolution needs no copy of the data: every reference names a listed file."""
+    sets = data.read_manifest()
+    found = [ref for f in _scenario_files() for ref in _refs(yaml.safe_load(f.read_text()))]
+    assert len(found) >= 10  # the QPR, RISE trace and map scenarios
+    for ref in found:
+        r = data.resolve(ref, sets)
+        assert r.path.name == ref.rsplit("/", 1)[1]
 
 
 def _bad_manifest(tmp_path: Path, text: str) -> data.DataError:
@@ -97,6 +129,67 @@ def test_a_reference_resolves_in_priolab_data_first_then_in_data(roots, monkeypa
     assert data.resolve(ATT).path == mine  # PRIOLAB_DATA lacks it: data/ still has it
     theirs = _put(ext, ATT)
     assert data.resolve(ATT).path == theirs
+
+
+@pytest.mark.parametrize(
+    ("ref", "says"),
+    [
+        ("data:no-such-set/x.txt", "no dataset 'no-such-set'"),
+        ("data:mahimahi-cellular/nope.up", "has no file 'nope.up'"),
+        ("data:mahimahi-cellular", "`data:<dataset>/<file>`"),
+        ("data:mahimahi-cellular/a/b", "`data:<dataset>/<file>`"),
+    ],
+)
+def test_a_wrong_reference_is_named_by_its_key(write_scenario, standin_dict, ref, says) -> None:
+    standin_dict["link"]["uplink"]["trace"] = {"file": ref, "format": "mahimahi"}
+    standin_dict["link"]["uplink"].pop("rate_mbps", None)
+    with pytest.raises(ScenarioError) as ei:
+        load(write_scenario(standin_dict))
+    problems = dict(ei.value.problems)
+    assert says in problems["link.uplink.trace.file"]
+
+
+def _att_scenario(write_scenario, standin_dict) -> Path:
+    up = standin_dict["link"]["uplink"]
+    up.pop("rate_mbps", None)
+    up["trace"] = {"file": ATT, "format": "mahimahi"}
+    return write_scenario(standin_dict)
+
+
+def test_an_absent_dataset_names_the_fetch_command(roots, write_scenario, standin_dict) -> None:
+    path = _att_scenario(write_scenario, standin_dict)
+    with pytest.raises(ScenarioError) as ei:
+        load(path)
+    (key, msg), *_ = ei.value.problems
+    assert key == "link.uplink.trace.file"
+    assert "`priolab data fetch mahimahi-cellular`" in msg and data.ENV in msg
+    # check says the same, exit 2
+    assert cli.main(["check", str(path)]) == 2
+
+
+def test_input_lists_name_an_absent_file_where_fetch_puts_it(
+    roots, write_scenario, standin_dict, capsys
+) -> None:
+    """The workflow's input lists need no data: an absent dataset's file is listed at its
+    fetch destination, so the workflow sees it is absent and leaves the scenario out."""
+    _, own = roots
+    path = _att_scenario(write_scenario, standin_dict)
+    want = own / "traces/mahimahi-cellular/ATT-LTE-driving-2016.up"
+    assert input_files(path) == [want]
+    assert cli.main(["check", str(path), "--inputs"]) == 0
+    assert capsys.readouterr().out.split() == [str(want)]
+
+
+def test_a_present_dataset_is_read_from_priolab_data(
+    roots, monkeypatch, write_scenario, standin_dict
+) -> None:
+    ext, _ = roots
+    monkeypatch.setenv(data.ENV, str(ext))
+    trace = _put(ext, ATT, "".join(f"{t}\n" for t in range(1, 1001)))
+    path = _att_scenario(write_scenario, standin_dict)
+    run, *_ = expand(load(path), path)
+    assert run.link.uplink.trace.file == trace  # type: ignore[union-attr]
+    assert input_files(path) == [trace]
 
 
 # --------------------------------------------------------------------------- fetch
