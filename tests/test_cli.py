@@ -1,10 +1,13 @@
-"""The command line as a whole (priolab/cli.py): `--version`."""
+"""The command line as a whole (priolab/cli.py): help text on every argument of every
+subcommand, `--version`, a subcommand whose import fails."""
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,31 @@ import pytest
 from priolab import __version__, cli
 from priolab.provenance import version_text
 from tests.conftest import REPO
+
+
+def _arguments(
+    p: argparse.ArgumentParser, path: tuple[str, ...] = ("priolab",)
+) -> Iterator[tuple[str, argparse.Action]]:
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            helps = {c.dest: c.help for c in a._choices_actions}
+            for name, sub in a.choices.items():
+                yield " ".join((*path, name)), argparse.Action([], name, help=helps.get(name))
+                yield from _arguments(sub, (*path, name))
+        elif not isinstance(a, argparse._HelpAction):
+            yield " ".join(path), a
+
+
+def test_every_subcommand_and_argument_has_help() -> None:
+    found = list(_arguments(cli.parser()))
+    missing = [f"{where}: {a.option_strings or a.dest}" for where, a in found if not a.help]
+    assert missing == []
+    # the ones the issue named, and a sample of every folder's subcommands
+    where = {(w, a.dest) for w, a in found}
+    for dest in ("setting", "scheme", "speed", "rep", "results", "backend"):
+        assert ("priolab run-one", dest) in where
+    for cmd in ("trace info", "testbed plan", "vm build", "data fetch"):
+        assert any(w == f"priolab {cmd}" for w, _ in found), cmd
 
 
 def test_version_prints_the_version_and_the_commit(capsys) -> None:
@@ -35,3 +63,29 @@ def test_version_of_an_installed_console_script() -> None:
         pytest.skip(f"{exe} is absent: priolab is not installed in this environment (make venv)")
     out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.startswith(f"priolab {__version__} (commit ")
+
+
+def test_a_subcommand_whose_import_fails_stays_listed_and_says_why(monkeypatch, capsys) -> None:
+    monkeypatch.setitem(sys.modules, "traces.cli", None)  # `import traces.cli` now fails
+    helptext = cli.parser().format_help()
+    why = r"trace\s+unavailable \(importing traces\.cli failed: ModuleNotFoundError"
+    assert re.search(why, helptext)
+    assert "check" in helptext and "data" in helptext  # the others are all there
+    assert cli.main(["trace", "info", "some-file.txt", "--json"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: priolab trace is unavailable: importing traces.cli failed")
+
+
+def test_a_subcommand_whose_import_raises_anything_stays_listed(monkeypatch, capsys) -> None:
+    import importlib
+
+    real = importlib.import_module
+
+    def broken(name: str, *args, **kwargs):
+        if name == "vm.cli":
+            raise RuntimeError("no image recipe")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(cli.importlib, "import_module", broken)
+    assert cli.main(["vm", "status"]) == 1
+    assert "RuntimeError: no image recipe" in capsys.readouterr().err
