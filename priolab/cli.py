@@ -147,6 +147,7 @@ REGISTERED = (
     ("testbed", "priolab.testbed"),
     ("vm", "vm.cli"),
     ("data", "priolab.datasets"),
+    ("completion", "priolab.completion"),
 )
 
 

@@ -1,10 +1,11 @@
 """The command line as a whole (priolab/cli.py): help text on every argument of every
-subcommand, `--version`, a subcommand whose import fails."""
+subcommand, `--version`, a subcommand whose import fails, and shell completion."""
 
 from __future__ import annotations
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from priolab import __version__, cli
+from priolab.completion import script
 from priolab.provenance import version_text
 from tests.conftest import REPO
 
@@ -38,7 +40,7 @@ def test_every_subcommand_and_argument_has_help() -> None:
     where = {(w, a.dest) for w, a in found}
     for dest in ("setting", "scheme", "speed", "rep", "results", "backend"):
         assert ("priolab run-one", dest) in where
-    for cmd in ("trace info", "testbed plan", "vm build", "data fetch"):
+    for cmd in ("trace info", "testbed plan", "vm build", "data fetch", "completion"):
         assert any(w == f"priolab {cmd}" for w, _ in found), cmd
 
 
@@ -89,3 +91,44 @@ def test_a_subcommand_whose_import_raises_anything_stays_listed(monkeypatch, cap
     monkeypatch.setattr(cli.importlib, "import_module", broken)
     assert cli.main(["vm", "status"]) == 1
     assert "RuntimeError: no image recipe" in capsys.readouterr().err
+
+
+def _bash_complete(script_text: str, words: list[str]) -> list[str]:
+    """What bash completes for the command line `words` (the last one being typed)."""
+    prog = (
+        f"{script_text}\n"
+        f"COMP_WORDS=({' '.join(words)})\nCOMP_CWORD={len(words) - 1}\n"
+        f'COMP_LINE="{" ".join(words)}"\nCOMP_POINT=${{#COMP_LINE}}\n'
+        "_shtab_priolab\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    )
+    r = subprocess.run(["bash", "-c", prog], capture_output=True, text=True, check=True)
+    return r.stdout.split()
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is absent")
+def test_bash_completion_completes_subcommands_and_options() -> None:
+    text = script("bash")
+    registered = subprocess.run(["bash", "-c", f"{text}\ncomplete -p priolab"],
+                                capture_output=True, text=True, check=True).stdout  # fmt: skip
+    assert "priolab" in registered
+    assert _bash_complete(text, ["priolab", "ru"]) == ["run-one"]
+    assert "--setting" in _bash_complete(text, ["priolab", "run-one", "--se"])
+    assert set(_bash_complete(text, ["priolab", "data", ""])) == {"list", "fetch", "verify"}
+    assert _bash_complete(text, ["priolab", "completion", ""]) == ["bash", "zsh"]
+
+
+def test_zsh_completion_defines_the_command_and_its_subcommands() -> None:
+    text = script("zsh")
+    assert text.startswith("#compdef priolab")
+    for cmd in ("run-one", "check", "data", "completion"):
+        assert cmd in text
+
+
+@pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is absent: no syntax check")
+def test_zsh_completion_is_valid_zsh() -> None:
+    subprocess.run(["zsh", "-n", "-c", script("zsh")], check=True)
+
+
+def test_completion_on_the_command_line(capsys) -> None:
+    assert cli.main(["completion", "bash"]) == 0
+    assert "_shtab_priolab" in capsys.readouterr().out
