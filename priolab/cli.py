@@ -147,6 +147,7 @@ REGISTERED = (
     ("testbed", "priolab.testbed"),
     ("vm", "vm.cli"),
     ("data", "priolab.datasets"),
+    ("export", "analysis.export"),
     ("completion", "priolab.completion"),
 )
 

@@ -40,7 +40,7 @@ def test_every_subcommand_and_argument_has_help() -> None:
     where = {(w, a.dest) for w, a in found}
     for dest in ("setting", "scheme", "speed", "rep", "results", "backend"):
         assert ("priolab run-one", dest) in where
-    for cmd in ("trace info", "testbed plan", "vm build", "data fetch", "completion"):
+    for cmd in ("trace info", "testbed plan", "vm build", "data fetch", "export", "completion"):
         assert any(w == f"priolab {cmd}" for w, _ in found), cmd
 
 
@@ -114,13 +114,14 @@ def test_bash_completion_completes_subcommands_and_options() -> None:
     assert _bash_complete(text, ["priolab", "ru"]) == ["run-one"]
     assert "--setting" in _bash_complete(text, ["priolab", "run-one", "--se"])
     assert set(_bash_complete(text, ["priolab", "data", ""])) == {"list", "fetch", "verify"}
+    assert _bash_complete(text, ["priolab", "export", "x", "--format", ""]) == ["csv", "parquet"]
     assert _bash_complete(text, ["priolab", "completion", ""]) == ["bash", "zsh"]
 
 
 def test_zsh_completion_defines_the_command_and_its_subcommands() -> None:
     text = script("zsh")
     assert text.startswith("#compdef priolab")
-    for cmd in ("run-one", "check", "data", "completion"):
+    for cmd in ("run-one", "check", "data", "export", "completion"):
         assert cmd in text
 
 
