@@ -1,6 +1,6 @@
-"""What a release carries: the licence, the citation file, and one version number
-(priolab/__init__.py) that pyproject.toml, `priolab --version`, CITATION.cff and the Cargo
-workspace agree on."""
+"""What a release carries: the licence, the citation file, the changelog, and one version
+number (priolab/__init__.py) that pyproject.toml, `priolab --version`, CITATION.cff,
+CHANGELOG.md and the Cargo workspace agree on."""
 
 from __future__ import annotations
 
@@ -61,3 +61,17 @@ def test_the_citation_file_is_valid_cff() -> None:
     assert cff["version"] == __version__  # a string, as CFF requires
     assert cff["license"] == "MIT"
     assert all(isinstance(k, str) for k in cff["keywords"])
+
+
+def test_the_changelog_has_an_entry_for_this_version() -> None:
+    text = (REPO / "CHANGELOG.md").read_text()
+    assert text.startswith("# Changelog")
+    assert "https://keepachangelog.com/en/1.1.0/" in text
+    versions = re.findall(r"^## \[([^\]]+)\]", text, re.M)
+    assert versions[0] == "Unreleased" and versions[1] == __version__
+    entry = text.split(f"## [{__version__}]", 1)[1].split("\n## [", 1)[0]
+    sections = re.findall(r"^### (\w+)", entry, re.M)
+    assert sections and set(sections) <= {"Added", "Changed", "Deprecated", "Removed", "Fixed",
+                                          "Security"}  # fmt: skip
+    # no date in the file (book/lint.py): a version's date is its tag's
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text)
