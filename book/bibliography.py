@@ -6,7 +6,7 @@
 Every field is taken from the paper's own text as priolab has it. Where the text does not give a
 field, the entry says so, and a field found elsewhere names its public source; a DOI is never
 guessed. Code, scenario files and pages cite a paper by its key, and a section of it as
-`[RoQ §5.2]`; the RISE setup (docs/rise-setup.md) is `[RISE setup]`. The results pages
+[RoQ §5.2]; the RISE setup (docs/rise-setup.md) is [RISE setup]. The results pages
 (book/results.py) cite their paper from here, with its BibTeX block.
 """
 

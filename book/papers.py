@@ -103,13 +103,13 @@ RISE = Paper(
 ABOVE_1 = 1.0 + 1e-9
 BELOW_1 = 1.0 - 1e-9
 INF = math.inf
-# seeds/001 Fig. 3's axis: below the 6 MB/s the blocks need ("bandwidth limited") and above
+# [DTP Fig. 3]'s axis: below the 6 MB/s the blocks need ("bandwidth limited") and above
 DTP_LIMITED = ("1MBps", "2MBps", "3MBps", "4MBps", "5MBps", "6MBps")
 DTP_ENOUGH = ("8MBps", "10MBps")
 DTP_LOSS = ("loss1", "loss5", "loss10", "loss15", "loss20")
 DTP_FIG3 = ("dtp-bandwidth", "dtp-quick")
 
-# seeds/001 §VI-A.1's other statements on Figs. 3 and 4, each a row of its own
+# [DTP §VI-A.1]'s other statements on Figs. 3 and 4, each a row of its own
 DTP_BELOW_NEED = ("1MBps", "2MBps", "3MBps", "4MBps", "5MBps")  # below the 6 MB/s needed
 DTP_MORE: tuple[Claim, ...] = (
     *(
@@ -399,7 +399,7 @@ QPR_READINGS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-# QPR(F) (seeds/002 §IV-E, Fig. 17; scenarios/qpr-fec.yaml): the FEC schemes per reading
+# QPR(F) ([QPR §IV-E, Fig. 17]; scenarios/qpr-fec.yaml): the FEC schemes per reading
 QPR_FEC_READINGS: tuple[tuple[str, str, str], ...] = (
     ("-fec", "paper text: fixed window", "qpr-fec"),
     ("-lossblind-fec", "variant: loss-blind second connection", "qpr-fec"),
@@ -487,7 +487,7 @@ QPR_NOTES: tuple[str, ...] = (
     "",
 )
 
-# seeds/002 §IV-D's other statements, on the paper-text reading (scenarios/qpr-5g.yaml, the
+# [QPR §IV-D]'s other statements, on the paper-text reading (scenarios/qpr-5g.yaml, the
 # one scenario with both traces at every loss level)
 QPR_TEXT = QPR_READINGS[:1]
 QPR_MORE: tuple[Claim, ...] = (
@@ -731,7 +731,7 @@ QPR = Paper(
     readings=tuple(label for _, label, _ in QPR_READINGS),
 )
 
-# seeds/003's comparisons between two of its configurations, each a ratio of two SSIMs the
+# [RoQ]'s comparisons between two of its configurations, each a ratio of two SSIMs the
 # paper reports (PAPER_SSIM, at 50 ms): (section, text, numerator, denominator)
 ROQ_PAIRS: tuple[tuple[str, str, str, str], ...] = (
     ("§6.3", "SCReAM over QUIC against SCReAM over UDP (the paper: QUIC \"even\" higher)",
@@ -744,7 +744,7 @@ ROQ_PAIRS: tuple[tuple[str, str, str, str], ...] = (
      "trivial-newreno+stream", "trivial-newreno"),
 )  # fmt: skip
 
-# seeds/003's statements about the controllers' target bitrate (Figs. 4-6, clip-independent):
+# [RoQ]'s statements about the controllers' target bitrate (Figs. 4-6, clip-independent):
 # (section, text, scheme, paper as printed, lo, hi) of target_mean_kbps at 50 ms. The trivial
 # controller's levels are 256, 512, 768, 1024 and 1280 kbit/s; "uses the highest level" is
 # read as a mean above the midpoint of the top two (1152), "stays at the lowest level most
@@ -768,7 +768,7 @@ ROQ_TARGETS: tuple[tuple[str, str, str, str, float, float], ...] = (
      150.0),
 )  # fmt: skip
 
-# seeds/003 §6.5, Fig. 7: SCReAM with feedback inferred from QUIC against SCReAM with RTCP
+# [RoQ §6.5, Fig. 7]: SCReAM with feedback inferred from QUIC against SCReAM with RTCP
 # feedback, per one-way delay: "The two lower link delays lead to SSIM values equal or even
 # higher than in the experiment using RTCP feedback. The two larger delays lead to slightly
 # lower SSIM values": (setting, paper as printed, lo, hi) of SSIM scream-quicfb ÷ scream
@@ -887,8 +887,8 @@ ROQ = Paper(
     why=what_the_receiver_got,
 )
 
-MOQ_RATES = ("2.7M", "2.85M", "3M")  # seeds/004's three constraints (scenarios/moq-sports.yaml)
-MOQ_I_BUDGET_MS = 700.0  # seeds/004 Fig. 6: "if the latency budget is 700 ms or more"
+MOQ_RATES = ("2.7M", "2.85M", "3M")  # [MoQ]'s three constraints (scenarios/moq-sports.yaml)
+MOQ_I_BUDGET_MS = 700.0  # [MoQ Fig. 6]: "if the latency budget is 700 ms or more"
 
 MOQ = Paper(
     "moq",

@@ -1,4 +1,4 @@
-"""The `qpr` workload (seeds/002): its analysis on hand-made run folders (metrics, aggregate,
+"""The `qpr` workload ([QPR]): its analysis on hand-made run folders (metrics, aggregate,
 figures, Table 3), its plan (argv) and parameter checks, and its scenario files (the initial
 window is the BDP at the trace's lowest rate, rescaled as the trace)."""
 
