@@ -29,6 +29,7 @@ import yaml
 
 from analysis.judged import finite, runs_text
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from book.bibliography import BY_KEY, cite_block
 from book.papers import Claim, Paper
 from ground import rundir
 
@@ -462,12 +463,13 @@ def page(
     lines = [
         f"# {paper.short}: results",
         "",
-        f"Paper: {paper.title} (`../shared/seeds/{paper.seed}`). Workload: "
+        f"Paper: {BY_KEY[paper.short].short()}. Workload: "
         f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders in "
         f"{folders} by `snakemake book` (`python -m book`); nothing on this page is typed by "
         "hand. Every number names its site: a column of the claims, the heading of a "
         "scenario's section.",
         "",
+        *cite_block(paper.short),
     ]
     if not found:
         lines += no_runs(paper, files, trees)

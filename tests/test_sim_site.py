@@ -23,16 +23,15 @@ import yaml
 from analysis.guards import guard_problems, guards_for
 from analysis.metrics import run_metrics
 from analysis.workload import analysis_for
+from ground import data as ground_data
 from ground import machine_lock
 from priolab import cli
 from priolab.engine import rundir
 from priolab.engine.sim_spec import SIM_EPOCH_UNIX_NS
 from priolab.paths import sim_binary
 from priolab.workloads import PACKAGES
-from tests.conftest import REPO, SHARED_DATA
+from tests.conftest import REPO, dataset
 from tests.formats_checks import bad_checksums, check_pcap, check_qlogs, tshark
-
-SHARED_TRACES = SHARED_DATA / "traces"
 
 FAKE = REPO / "tests" / "fake_priolab_sim.py"
 QUICK_ARGS = ["--setting", "FB-4K-Low-L0.05", "--scheme", "pri", "--speed", "moderate",
@@ -259,15 +258,17 @@ def _assert_guards_name_real_metrics(kind: str, run: Path) -> None:
 
 
 def _abs(data: dict, *keys: str) -> None:
-    """Make the file at data[k1][k2]... absolute (the shortened copy lives in tmp_path)."""
+    """Make the file at data[k1][k2]... absolute (the shortened copy lives in tmp_path); a
+    dataset's file (`data:<name>/<file>`) resolves anywhere, and the test skips without it."""
     *path, last = keys
     d = data
     for k in path:
         d = d[k]
-    f = (REPO / "scenarios" / d[last]).resolve()
-    if not f.is_file():
-        pytest.skip(f"{f} is absent (a shared trace): this workload's sim test needs it")
-    d[last] = str(f)
+    if ground_data.is_ref(d[last]):
+        name, file = d[last].removeprefix(ground_data.PREFIX).split("/")
+        d[last] = str(dataset(name) / file)
+        return
+    d[last] = str((REPO / "scenarios" / d[last]).resolve())
 
 
 def _dtp(data: dict) -> None:
@@ -411,11 +412,9 @@ def test_the_real_sim_reproduces_the_small_receive_buffer_failure(
 
 
 def _att_trace() -> Path:
-    """The Mahimahi ATT-LTE uplink trace from ../shared; the test skips without it."""
-    trace = SHARED_TRACES / "mahimahi-cellular" / "ATT-LTE-driving-2016.up"
-    if not trace.is_file():
-        pytest.skip(f"{trace} is absent (a shared trace)")
-    return trace
+    """The Mahimahi ATT-LTE uplink trace (dataset mahimahi-cellular); the test skips without
+    it."""
+    return dataset("mahimahi-cellular") / "ATT-LTE-driving-2016.up"
 
 
 @needs_real_sim

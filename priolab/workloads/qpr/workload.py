@@ -1,4 +1,4 @@
-"""The `qpr` workload (seeds/002): the `qpr` segment server in the host (QUIC server, the
+"""The `qpr` workload ([QPR]): the `qpr` segment server in the host (QUIC server, the
 content) and the headless player in the guest; the media flows host → guest (the downlink).
 
 Schemes of the paper map to `q_pct`, the unreliable share of the four objects: Q0 (all
@@ -21,7 +21,7 @@ MIN_WINDOW_BYTES = 2400
 
 
 class InitialWindow(BaseModel):
-    """seeds/002 §IV-B: the initial window is the BDP at the lowest bandwidth of the trace."""
+    """[QPR §IV-B]: the initial window is the BDP at the lowest bandwidth of the trace."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -46,7 +46,7 @@ class QprParams(BaseModel):
     initial_window: InitialWindow | None = Field(
         default=None, description="BDP initial window; none = quinn's default"
     )
-    buffer_segments: int = Field(default=1, ge=1, le=30, description="seeds/002: 1 s = 1 segment")
+    buffer_segments: int = Field(default=1, ge=1, le=30, description="[QPR]: 1 s = 1 segment")
     abr_safety: float = Field(default=1.0, gt=0.0, le=2.0, description="ABR budget factor")
     lap_s: float = Field(default=60.0, gt=0.0, description="one lap of the viewer (s)")
     eod_grace_ms: float = Field(
@@ -62,12 +62,12 @@ class QprParams(BaseModel):
     fec_repair_pct: int = Field(
         default=0, ge=0, le=700,
         description="FEC repair datagrams per 100 source datagrams of an unreliable object "
-        "(QPR(F), seeds/002 §IV-E); 0 = none",
+        "(QPR(F), [QPR §IV-E]); 0 = none",
     )  # fmt: skip
     fec_block: int = Field(
         default=32, ge=1, le=255, description="source datagrams per FEC block (assumption)"
     )
-    idle_timeout_s: float = Field(default=10.0, gt=0.0, description="seeds/002: 10 s")
+    idle_timeout_s: float = Field(default=10.0, gt=0.0, description="[QPR]: 10 s")
     port: int = Field(default=4443, ge=1024, le=65535)
 
     @field_validator("q_pct")

@@ -1,4 +1,4 @@
-"""The `roq` workload (seeds/003): RTP over QUIC. The sender (`roq --role sender`) runs in the
+"""The `roq` workload ([RoQ]): RTP over QUIC. The sender (`roq --role sender`) runs in the
 host and the receiver in the guest; the video flows host → guest (the downlink), the
 feedback guest → host. Over QUIC the sender is the server (it writes the certificate the
 receiver waits for); over UDP the receiver binds first and the sender starts 0.5 s later.
