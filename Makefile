@@ -66,13 +66,16 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	touch $@
 
 # Regenerate the lock from pyproject.toml (the newest versions its bounds allow, today), in a
-# throw-away venv so nothing of .venv leaks into the resolution. Review the diff, run
+# throw-away venv so nothing of .venv leaks into the resolution, and nothing of this machine
+# into the lock: no --find-links or index URL from pip's environment (PIP_FIND_LINKS) is
+# written into it (tests/test_pylock.py checks the lock holds no local path). Review the diff, run
 # `make test`, commit pyproject.toml and requirements.lock together.
 lock:
 	rm -rf .lock-venv
 	/usr/bin/python3 -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '$(PIP_TOOLS)'
 	.lock-venv/bin/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe \
+		--no-emit-find-links --no-emit-index-url \
 		--all-build-deps --extra dev --extra testbed --extra docs --extra cluster \
 		--output-file $(LOCK) pyproject.toml
 	rm -rf .lock-venv
