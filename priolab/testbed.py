@@ -249,8 +249,15 @@ def needs(scenarios: list[Path]) -> dict[str, list[str]]:
 # --------------------------------------------------------------------------- CLI
 
 
+def cargo_packages(n: dict[str, list[str]]) -> list[str]:
+    """`cargo build` arguments for what `needs` lists: each program is the cargo package of its
+    name (linkem's package also builds lkprobe, the calibration's probe)."""
+    return [f"--package={p}" for p in sorted(set(n["endpoints"] + n["router"]))]
+
+
 def _needs_cmd(args: argparse.Namespace) -> int:
-    print(json.dumps(needs([Path(p) for p in args.scenario])))
+    n = needs([Path(p) for p in args.scenario])
+    print(" ".join(cargo_packages(n)) if args.cargo else json.dumps(n))
     return 0
 
 
@@ -295,6 +302,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=_plan_cmd)
     n = tsub.add_parser("needs", help="programs and packages the nodes need (JSON)")
     n.add_argument("scenario", nargs="*", help="default: what every workload needs")
+    n.add_argument("--cargo", action="store_true",
+                   help="print `cargo build` package arguments instead of JSON")  # fmt: skip
     n.set_defaults(func=_needs_cmd)
     f = tsub.add_parser("finish", help="assemble a fetched run into the run-directory layout")
     f.add_argument("partial_dir", help="the run's <run>.partial/ folder, as the nodes filled it")
