@@ -169,3 +169,6 @@ test-slurm: setup
 
 clean-results:
 	rm -rf results .snakemake
+
+print-%:
+	@echo $($*)
