@@ -152,8 +152,10 @@ def test_roq_plan_runs_the_roq_the_endpoints_role_installs(
 def test_endpoints_get_the_gstreamer_runtime_the_controller_builds_against() -> None:
     """Every GStreamer package the Makefile installs to build and test roq, in its runtime
     form: the plugins as they are, each -dev package as its library package."""
-    make = (REPO / "Makefile").read_text()
-    block = make[make.index("APT_PKGS :=") :].split("\n\n")[0]
+    block = subprocess.run(
+        ["make", "-s", "-C", str(REPO), "print-APT_TEST"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
     runtime = {
         "libgstreamer1.0-dev": "libgstreamer1.0-0",
         "libgstreamer-plugins-base1.0-dev": "libgstreamer-plugins-base1.0-0",
