@@ -9,11 +9,15 @@
 //! at the model's exit time into the destination socket's receive queue, optionally bounded like a kernel receive
 //! buffer ([`rcvbuf`]). Stats lines are the ones real linkem writes ([`linkem::stats`]).
 //!
+//! A [`NodeNet`] is quicsetup's injected network (`quicsetup::SocketFactory`), so a program
+//! written against quicsetup runs on simnet unchanged.
+//!
 //! Time is tokio's paused clock on a current-thread runtime from [`runtime::build`]; see
 //! [`runtime`] for how the link gets ns precision although tokio's timers tick in ms.
 
 pub mod clock;
 pub mod driver;
+mod injected;
 pub mod net;
 mod packet_log;
 pub mod quinn_runtime;
