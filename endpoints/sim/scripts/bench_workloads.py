@@ -42,7 +42,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from priolab.engine import rundir
+from ground import rundir
 
 REPO = Path(__file__).resolve().parents[3]
 
