@@ -40,7 +40,7 @@ APT_TEST := ffmpeg openssh-server openssh-client sshpass rsync tcpdump tshark \
 # apt-test leaves the system's disabled and stopped, if it was apt-test that installed them.
 APT_DAEMONS := munge slurmctld slurmd
 
-.PHONY: setup apt apt-test venv lock build build-quick reproduce reproduce-run test check test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
+.PHONY: setup apt apt-test venv lock build build-quick build-vm reproduce reproduce-run test check test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
 
 setup: apt apt-test venv build
 
@@ -114,7 +114,7 @@ doctor: apt venv build-quick
 # Each command's steps, in order: make runs them one after another, and `.ci/timed-make
 # TARGET` times them one by one into evidence/timings/TARGET.json (the timings page).
 REPRODUCE_STEPS := apt venv build-quick reproduce-run
-TEST_STEPS := apt apt-test venv build lint vm test-rust test-docs test-python
+TEST_STEPS := apt apt-test venv build-vm lint test-rust test-docs test-python
 
 reproduce: $(REPRODUCE_STEPS)
 
@@ -134,8 +134,13 @@ check: setup lint test-rust
 
 # The stock-kernel VM image (vm/README.md): built from Debian's packages into
 # /var/cache/priolab-vm, again only when its recipe changes; tests/test_vm.py boots it.
-vm: setup
+vm: apt apt-test venv
 	$(VENV)/bin/priolab vm build
+
+# make test's first long step: cargo's build is CPU-bound, the image's mostly downloads and
+# dpkg in a chroot, so side by side they overlap (neither needs the other).
+build-vm: apt apt-test venv
+	$(MAKE) --no-print-directory -j2 -O build vm
 
 lint:
 	cargo fmt --all -- --check
