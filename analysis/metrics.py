@@ -3,8 +3,10 @@
     python -m analysis.metrics RUN_DIR
 
 The metrics are the workload's (its folder's analysis.py: e.g. priolab/workloads/rise/
-metrics.py); this writes them with the run's validity. A metric with no data is NaN (written
-as null in metrics.json), never 0. Unreadable logs make the run invalid with the reason
+metrics.py); this writes them with the run's validity, and one of its own: `session_failed`,
+1 when the protocol lost the run's session (metadata.json `session.failed`, the judge's:
+priolab/engine/judge.py), else 0. A metric with no data is NaN (written as null in
+metrics.json), never 0. Unreadable logs make the run invalid with the reason
 `analysis: <error>`, so aggregation excludes it and says why (`--strict`: exit 1).
 """
 
@@ -40,6 +42,14 @@ def read_metrics(run_dir: Path) -> dict[str, Any] | None:
     return obj
 
 
+def session_failed(meta: dict[str, Any]) -> float:
+    """1.0 when the judge recorded that the protocol lost the run's session, else 0.0 (a run
+    judged before the judge recorded sessions counts as one that did not fail: such a run
+    was judged invalid then)."""
+    session = meta.get("session")
+    return 1.0 if isinstance(session, dict) and session.get("failed") else 0.0
+
+
 def run_metrics(run_dir: Path) -> dict[str, Any]:
     """Compute and write RUN_DIR/metrics.json (and what the workload writes beside it)."""
     meta = read_metadata(run_dir)
@@ -60,6 +70,7 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
         out["invalid_reasons"].append(why.prose())
         out["analysis_error"] = str(e)
     else:
+        m["session_failed"] = session_failed(meta)
         out["metrics"] = _json_safe(m)
         if info:
             out["analysis"] = info

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
+from priolab.workloads.base import PEER_LOST_EXIT, ProcessSpec, RunContext, all_in_sim
 from priolab.workloads.roq.source import SOURCES, source_path
 
 UDP_START_DELAY_S = 0.5  # assumption: ample for the receiver to bind its socket
@@ -142,7 +142,8 @@ class Roq:
                 cert = host_dir / "cert.der"
                 sender += ["--bind", f"0.0.0.0:{params.port}", "--cert-out", str(cert)]
                 receiver += ["--connect", f"{pair.host_ip}:{params.port}", "--cert", str(cert)]
-                specs.append(ProcessSpec(f"roq-sender{tag}", pair.host, sender))
+                specs.append(ProcessSpec(f"roq-sender{tag}", pair.host, sender,
+                                         lost_exit_codes=(PEER_LOST_EXIT,)))  # fmt: skip
                 specs.append(
                     # quicsetup::connect waits for --cert itself (see QuicPair)
                     ProcessSpec(
@@ -151,6 +152,7 @@ class Roq:
                         receiver,
                         wait_for_file=cert,
                         waits_itself=True,
+                        lost_exit_codes=(PEER_LOST_EXIT,),
                     )  # fmt: skip
                 )
             else:
