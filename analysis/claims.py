@@ -88,8 +88,8 @@ class Band:
 SAME_AS = Band(
     0.9,
     1.1,
-    "the same-as margin: a ratio within ±10 % of 1 is no effect (issue 37; no paper states "
-    "how large a difference it would call one)",
+    "the same-as margin: a ratio within ±10 % of 1 counts as no effect (no paper says how "
+    "large a difference it would call one)",
 )
 POINT_TOLERANCE = 0.2
 """A value the paper states as one number is read as that number ±20 %: the paper gives no

@@ -8,11 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from book import agreement, results, workloads
-from book.papers import PAPERS, RISE
+from book import agreement, front, results, workloads
+from book.papers import PAPERS
 from priolab.paths import REPO_ROOT
 from priolab.workloads import WORKLOADS
-from priolab.workloads.rise import book_claims
 
 
 def _commit(repo: Path) -> str:
@@ -30,45 +29,6 @@ def _commit(repo: Path) -> str:
     return out + (" (with uncommitted changes)" if dirty else "")
 
 
-def regime_cells(tree: Path) -> Path:
-    """Where a results tree keeps the regime map's cells (rule regime_map's output)."""
-    return tree / "regime" / "regime_map.csv"
-
-
-def rise_report(res: Path, site: str = "", cells: Path | None = None) -> list[str]:
-    """The reproduction report's body (claims per path, regime, freezes, the freeze map,
-    key-frame causes, the frame-tick phase, the map) for the RISE scenarios aggregated under
-    `res`, demoted under one heading; `site` names the site in the heading (runs of two sites
-    are never pooled: one report per results tree). `cells`: the regime map's cells (a sim
-    sweep, so the sim tree's: `snakemake regime_map`); by default `res`'s own."""
-    from priolab.workloads.rise import picture, reproduction
-
-    dirs = [
-        res / n
-        for n in RISE.scenarios
-        if (res / n / "runs.csv").is_file() and (res / n / "exclusions.csv").is_file()
-    ]
-    if not dirs:
-        return []
-    pts = res / "map" / "rise_map_points.csv"
-    cells = cells or regime_cells(res)
-    text = reproduction.report(
-        dirs, pts if pts.is_file() else None, cells if cells.is_file() else None
-    )
-    body = text.split("\n", 1)[1]  # its own title goes
-    where = f" on the {site} site ({res.name}/)" if site else ""
-    fig7 = [res / n for n in picture.FIG7_SCENARIOS if (res / n / "runs.csv").is_file()]
-    pic = picture.section(res / "picture" / "runs.csv", fig7)  # Fig. 7: scored, or what is not
-    return [
-        f"## The reproduction report{where} (claims by path, regime, freezes, key frames, "
-        "the frame-tick phase, the map)",
-        "",
-        *results._demote(body, 1),
-        "",
-        *results._demote("\n".join(pic), 1),
-    ]
-
-
 def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list[Path]:
     """Every generated page; `res_sim`: the sim site's results folder. Every page reads both
     folders, side by side, never pooled (results.py)."""
@@ -79,18 +39,16 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
     commit = _commit(repo)
     trees = [res, res_sim] if res_sim and res_sim != res else [res]
     written = []
+    scored = []
     for paper in PAPERS:
-        extra = None
-        if paper is RISE:
-            sim = res_sim if res_sim and res_sim != res else None
-            extra = (
-                book_claims.section([res, *([sim] if sim else [])], results.scenario_files(repo))
-                + rise_report(res, "mininet", regime_cells(sim or res))
-                + (rise_report(sim, "sim") if sim else [])
-            )
+        text, judged = results.render(paper, trees, out / "results", repo, commit)
         p = out / "results" / f"{paper.key}.md"
-        p.write_text(results.page(paper, trees, out / "results", repo, commit, extra))
+        p.write_text(text)
         written.append(p)
+        scored.append((paper, judged))
+    p = out / "results" / "index.md"
+    p.write_text(front.page(scored))
+    written.append(p)
     kinds = {n: paper.kind for paper in PAPERS for n in paper.scenarios}
     p = out / "results" / "agreement.md"
     p.write_text(agreement.page(agreement.sources([res, res_sim or res], kinds, repo)))

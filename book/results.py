@@ -1,11 +1,12 @@
 """One results page per paper, from the run folders present under the results folders.
 
-For each paper (papers.py): the claims beside priolab's numbers (mean or ratio of means with
-its 95 % bootstrap CI, n runs, site, scenario file, setting), each scenario's summary and
-figures, and the provenance (commits the runs were made at, the run folders, the calibration
-reports, the invalid runs with their reasons). With no run folders the page says so and names
-the commands that produce them. Reads only aggregated scenario folders (runs.csv,
-exclusions.csv, summary.md, figures/) and each run's metadata.json.
+For each paper (papers.py): its scoreboard, claims and each claim's conditions and verdict
+(claims_page.py, judged by analysis/verdicts.py), its notes and its own sections (the paper's
+hooks), each scenario's summary and figures, and the provenance (commits the runs were made
+at, the run folders, the calibration reports, the invalid runs with their reasons). With no
+run folders the page says so, and every claim names the command that fills it. Reads only
+aggregated scenario folders (runs.csv, exclusions.csv, summary.md, figures/), each run's
+metadata.json, and the per-run files a paper declares (`Paper.extras`).
 
 A page reads several results folders side by side (the workflow's `results/`, Mininet and the
 other real-time sites, and `results-sim/`, the sim site): a scenario aggregated in two of
@@ -20,16 +21,15 @@ import json
 import math
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import yaml
 
-from analysis.judged import finite, runs_text
-from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
-from book.papers import Claim, Paper
+from analysis.claims import PageContext, Paper
+from book import claims_page
 from ground import rundir
 
 
@@ -158,6 +158,48 @@ def _by_name(scenarios: list[ScenarioRuns]) -> dict[str, list[ScenarioRuns]]:
     return out
 
 
+ROW_KEYS = ("scenario", "setting", "scheme", "speed", "rep")
+
+
+def rows_of(scenarios: list[ScenarioRuns]) -> pd.DataFrame:
+    """One row per run of the scenarios, as analysis/verdicts.py reads runs: the valid ones
+    (runs.csv, `valid` True) and the invalid ones (exclusions.csv, `valid` False, their
+    reasons), each with its scenario, site and the results folder it was read from (`tree`)."""
+    parts = []
+    for s in scenarios:
+        if not s.runs.empty:
+            parts.append(s.runs.assign(scenario=s.name, valid=True, tree=s.tree))
+        if not s.excluded.empty:
+            sites = [str((_meta(s.dir / str(p)).get("site") or {}).get("kind", NO_SITE))
+                     for p in s.excluded["path"]]  # fmt: skip
+            parts.append(s.excluded.assign(scenario=s.name, valid=False, site=sites, tree=s.tree))
+    if not parts:
+        return pd.DataFrame(columns=[*ROW_KEYS, "site", "valid", "tree"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def with_extras(rows: pd.DataFrame, paper: Paper, trees: Sequence[Path]) -> pd.DataFrame:
+    """The rows with the per-run metrics of the paper's extra files (`Paper.extras`), joined
+    per results folder on the run's matrix point."""
+    for extra in paper.extras:
+        got = []
+        for t in trees:
+            f = _csv(t / extra.path)
+            if f.empty or not set(ROW_KEYS) <= set(f.columns):
+                continue
+            f["setting"] = f["setting"].astype(str).str.split("/").str[0]
+            got.append(f[[*ROW_KEYS, *[m for m in extra.metrics if m in f]]].assign(tree=t.name))
+        if not got or rows.empty:
+            continue
+        add = pd.concat(got, ignore_index=True)
+        rows = rows.drop(columns=[m for m in extra.metrics if m in rows])
+        for k in ROW_KEYS:
+            rows[k] = rows[k].astype(str)
+            add[k] = add[k].astype(str)
+        rows = rows.merge(add, on=[*ROW_KEYS, "tree"], how="left")
+    return rows
+
+
 def fmt(x: float) -> str:
     if math.isnan(x):
         return "–"
@@ -171,177 +213,6 @@ def ci(v: tuple[float, float, float], n: int) -> str:
     if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
         return f"{fmt(x)} (n={n}, no CI)"
     return f"{fmt(x)} [{fmt(lo)}, {fmt(hi)}]"
-
-
-def _label(runs: pd.DataFrame) -> str:
-    """The column that names a row's setting: `setting_label` (`<setting>/<speed>` when the
-    scenario has several speeds, so a claim is never pooled over them), else `setting`."""
-    return "setting_label" if "setting_label" in runs else "setting"
-
-
-def verdict(c: Claim, v: tuple[float, float, float], n: int) -> str:
-    x, lo, hi = v
-    if math.isnan(x):
-        return "undefined"
-    if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
-        return "no CI: compare the value"
-    if hi < c.lo:
-        return "priolab lower (CI below the paper)"
-    if lo > c.hi:
-        return "priolab higher (CI above the paper)"
-    return "paper's value inside the CI"
-
-
-def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
-    """One row per (scenario, setting and speed, results folder) where the claim's schemes
-    both ran; a setting's rows from the several folders follow each other."""
-    rows = []
-    for name, group in _by_name(scenarios).items():
-        if c.scenarios and name not in c.scenarios:
-            continue
-        group = [s for s in group if not s.runs.empty and c.metric in s.runs]
-        for setting in dict.fromkeys(x for s in group for x in s.runs[_label(s.runs)]):
-            if c.settings and str(setting).split("/")[0] not in c.settings:
-                continue
-            for s in group:
-                rows += _judged_row(c, s, setting) if c.judge else _row(c, s, setting)
-    return rows
-
-
-def _row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
-    """The claim's mean or ratio with its CI over the runs of (scenario, setting)."""
-    at = s.runs[s.runs[_label(s.runs)] == setting]
-    num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den]
-    a = finite(num, c.metric)
-    if not len(a):
-        return []
-    if c.den:
-        b = finite(den, c.metric)
-        if not len(b):
-            return []
-        n = min(len(a), len(b))
-        v = bootstrap_ratio_ci(a, b) if np.mean(b) != 0 else (math.nan,) * 3
-        n_text = runs_text(c.metric, num, den)
-    else:
-        v, n = bootstrap_ci(a)[:3], len(a)
-        n_text = runs_text(c.metric, num)
-    sites = ", ".join(sorted(set(pd.concat([num, den])["site"])))
-    file = f"`{s.file}`" if s.file else s.name
-    return [[ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]]  # type: ignore[arg-type]
-
-
-def _judged_row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
-    """The claim's own judge (judged.py) over the runs of (scenario, setting)."""
-    assert c.judge is not None
-    label = _label(s.runs)
-    at = s.runs[s.runs[label] == setting]
-    num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den] if c.den else at[:0]
-    where = str(setting)
-    if c.den_setting:  # the denominator from another setting (and the same speed)
-        other = "/".join([c.den_setting, *str(setting).split("/")[1:]])
-        den = s.runs[(s.runs[label] == other) & (s.runs["scheme"] == (c.den or c.num))]
-        where = f"{setting} ÷ {other}"
-    if num.empty or ((c.den or c.den_setting) and den.empty):
-        return []
-    j = c.judge(num, den)
-    sites = ", ".join(sorted(set(num["site"]) | set(den["site"])))
-    file = f"`{s.file}`" if s.file else s.name
-    return [[j.value, j.n, sites, file, where, j.verdict]]
-
-
-def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
-    lines = [
-        "## The paper's claims beside priolab's numbers",
-        "",
-        "Mean over valid runs, or the ratio of two schemes' means, with its 95 % percentile "
-        'bootstrap CI (analysis/stats.py); n = valid runs (numerator + denominator), "all '
-        "alike\" where a side's runs measured the same in everything (sim runs in which the "
-        "seed had nothing to draw on repeat one result: their CI is no evidence of a real "
-        "stack's spread, which the agreement page has from Mininet); site = where those runs "
-        "ran (their metadata.json). A setting run on several sites has one row per site, "
-        "one under the other; their runs are never pooled.",
-        "",
-        *(
-            [
-                "Verdicts (analysis/judged.py): *reproduced* when the CI supports the "
-                "paper's statement; *differs* when the effect has the paper's direction but "
-                "another size, or when the CI holds 1 where the paper saw a difference; *not "
-                "reproduced* when the CI lies on the other side. Each reason is read off the "
-                "same runs.",
-                "",
-            ]
-            if paper.why is not None
-            else []
-        ),
-        "| source | claim | metric | paper | priolab [95 % CI] | n | site | scenario file | "
-        "setting | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for c in paper.claims:
-        what = f"`{c.metric}` {c.num}" + (f" ÷ {c.den}" if c.den else "")
-        if c.den_setting:
-            what = f"`{c.metric}` {c.num} ÷ {c.den or c.num} at {c.den_setting}"
-        rows = claim_rows(replace(c, judge=paper.judge(c)), scenarios)
-        if not rows:
-            lines.append(f"| {c.figure} | {c.text} | {what} | {c.paper} | not run | | | | | |")
-        for r in rows:
-            lines.append(f"| {c.figure} | {c.text} | {what} | {c.paper} | " + " | ".join(r) + " |")
-    return [*lines, ""]
-
-
-# The verdict's leading words as analysis/judged.py and `verdict` word them, most specific first
-VERDICT_KINDS = ("not reproduced", "reproduced", "differs", "not run", "no verdict")
-
-
-def verdict_kind(verdict: str) -> str:
-    """The verdict's leading word(s) ("reproduced", "differs", ...); the text when none fits."""
-    return next((k for k in VERDICT_KINDS if verdict.startswith(k)), verdict)
-
-
-def readings_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
-    """The claims measured under two or more of the paper's readings (Claim.reading), one
-    column per reading (Paper.readings): each cell the verdict's word with priolab's value, n
-    and site, from the same rows as the claims table (whose verdict says why), and per reading
-    how many of its claims it reproduces. Empty when the paper has no readings."""
-    groups: dict[tuple[str, str, tuple[str, ...]], dict[str, Claim]] = {}
-    for c in paper.claims:
-        if c.reading and c.reading in paper.readings:
-            key = (c.figure, c.text.removesuffix(f" [{c.reading}]"), c.settings)
-            groups.setdefault(key, {})[c.reading] = c
-    groups = {k: g for k, g in groups.items() if len(g) >= 2}
-    if not groups:
-        return []
-    lines = [
-        "## Which reading reproduces which claim",
-        "",
-        "Every claim measured under more than one reading, one column per reading: the "
-        "verdict, priolab's value [95 % CI], n and site, as in the claims table above (whose "
-        "verdict also says why); – where the reading's scenario has no such scheme.",
-        "",
-        "| source | claim | paper | " + " | ".join(paper.readings) + " |",
-        "|---|---|---|" + "---|" * len(paper.readings),
-    ]
-    tally: dict[str, list[bool]] = {r: [] for r in paper.readings}
-    for (figure, text, _), by_reading in groups.items():
-        cells = []
-        for r in paper.readings:
-            c = by_reading.get(r)
-            if c is None:
-                cells.append("–")
-                continue
-            rows = [row for row in claim_rows(replace(c, judge=paper.judge(c)), scenarios)
-                    if verdict_kind(row[5]) != "not run"]  # fmt: skip
-            if rows:
-                tally[r].append(all(verdict_kind(row[5]) == "reproduced" for row in rows))
-            texts = [f"**{verdict_kind(row[5])}** {row[0]} (n {row[1]}, {row[2]})" for row in rows]
-            cells.append("; ".join(texts) or "not run")
-        paper_value = next(iter(by_reading.values())).paper
-        lines.append(f"| {figure} | {text} | {paper_value} | " + " | ".join(cells) + " |")
-    lines.append("")
-    for r, got in tally.items():
-        ran = f"{sum(got)} of the {len(got)} claims it ran" if got else "no claim: not run"
-        lines.append(f"- {r}: reproduces {ran}.")
-    return [*lines, ""]
 
 
 def _demote(md: str, by: int = 1) -> list[str]:
@@ -451,13 +322,26 @@ def page(
     out_dir: Path,
     repo: Path,
     repo_commit: str,
-    extra: list[str] | None = None,
 ) -> str:
     """The markdown of one paper's results page from one results folder or several (read side
     by side, in the order given); figures are copied under out_dir."""
+    return render(paper, results, out_dir, repo, repo_commit)[0]
+
+
+def render(
+    paper: Paper,
+    results: Path | Sequence[Path],
+    out_dir: Path,
+    repo: Path,
+    repo_commit: str,
+) -> tuple[str, list[claims_page.Judged]]:
+    """`page`'s markdown and the claims' judgements (the front page's scoreboard counts
+    them)."""
     trees = [results] if isinstance(results, Path) else list(results)
     files = scenario_files(repo)
     found = [s for n in paper.scenarios for t in trees if (s := load_scenario(t, n, files))]
+    rows = with_extras(rows_of(found), paper, trees)
+    judged = claims_page.judge_all(paper, rows)
     folders = ", ".join(f"{t.name}/" for t in trees)
     lines = [
         f"# {paper.short}: results",
@@ -465,17 +349,18 @@ def page(
         f"Paper: {paper.title} (`../shared/seeds/{paper.seed}`). Workload: "
         f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders in "
         f"{folders} by `snakemake book` (`python -m book`); nothing on this page is typed by "
-        "hand. Every number names its site: a column of the claims, the heading of a "
+        "hand. Every number names its site: a condition of a claim, the heading of a "
         "scenario's section.",
         "",
     ]
     if not found:
         lines += no_runs(paper, files, trees)
-    if paper.claims:
-        lines += claims_section(paper, found)
-        lines += readings_section(paper, found)
+    lines += claims_page.section(paper, judged, files)
     lines += list(paper.notes)
-    lines += extra or []
+    lines += [""] if paper.notes else []
+    context = PageContext(rows, tuple(trees))
+    for hook in paper.sections:
+        lines += hook(context)
     for s in found:
         lines += [f"## Scenario {s.name} on {s.where}", ""]
         lines.append(f"Scenario file: `{s.file}`." if s.file else "Scenario file: not found.")
@@ -493,4 +378,4 @@ def page(
         lines += figures_section(s, out_dir)
     if found:
         lines += provenance_section(found, trees, repo_commit)
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines).rstrip() + "\n", judged

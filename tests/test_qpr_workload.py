@@ -203,7 +203,7 @@ SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
 # per scenario: the transports, the unreliable paths of its runs that send datagrams, the Q levels
 SCENARIOS = {
     # the paper's QUIC matrix, every unreliable object as the paper's text says (a fixed window)
-    "qpr-5g.yaml": ({"quic"}, {"fixed_window_connection"}, {0, 50, 75, 100}),
+    "qpr-5g.yaml": ({"quic"}, {"fixed_window_connection"}, {0, 25, 50, 75, 100}),
     # the other readings, named variants
     "qpr-readings.yaml": ({"quic"}, {"shared", "loss_blind_connection"}, {0, 50, 100}),
     # QPR(F): FEC on the paper-text and the loss-blind path
