@@ -365,13 +365,16 @@ def precision(j: Judgement) -> Precision:
 
 
 def wanted(paper: Paper, rows: pd.DataFrame) -> list[tuple[Cell, str, Precision]]:
-    """Every primary cell of the paper (with its site) and whether it has enough runs for
-    every claim that reads it: what a refresh of the evidence runs next."""
+    """Every primary cell of the paper (with its site): its own valid runs and whether it
+    needs more, for every claim that reads it (the first claim that wants more says why):
+    what a refresh of the evidence runs next."""
+    rows = normalise(rows)
     out: dict[tuple[Cell, str], Precision] = {}
     for c in paper.claims:
         p = precision(judge(c, c.primary, rows, paper.metrics))
         for cell in c.primary.cells():
             key = (cell, c.primary.site)
+            runs = len(select(rows, cell, c.primary.site))
             if key not in out or (out[key].enough and not p.enough):
-                out[key] = p
+                out[key] = Precision(p.enough, runs, f"{c.key}: {p.why}")
     return [(cell, site, p) for (cell, site), p in out.items()]

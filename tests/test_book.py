@@ -410,3 +410,19 @@ def test_run_cost_from_metadata_per_site():
     assert results.run_cost([{"ran_s": 30.0}]) == (
         "where the site is not recorded, 1 run took 30 s each in real time"
     )
+
+
+def test_the_primary_cells_list_says_which_need_runs(tmp_path):
+    """`python -m book.cells`: every primary cell once, with the claims that read it and the
+    judge's decision on its runs; with six runs a side a cell still needs more (the floor is
+    10)."""
+    from book import cells
+
+    _runs_csv(tmp_path / "results-sim", "dtp-bandwidth", {
+        ("6MBps", "dtp-d", "bbr"): _six(0.8), ("6MBps", "sctp", "bbr"): _six(0.5)})  # fmt: skip
+    out = cells.lines([tmp_path / "results", tmp_path / "results-sim"], REPO_ROOT, "dtp")
+    rows = out[2:]
+    keys = [tuple(r.split(" | ")[1:6]) for r in rows]
+    assert len(keys) == len(set(keys)) == len({c for cl in DTP.claims for c in cl.primary.cells()})
+    sctp = next(r for r in rows if "| 6MBps | sctp | bbr | sim |" in r)
+    assert "fig3-dtpd-above-sctp-6" in sctp and "| 6 | no: " in sctp and "fewer than the 10" in sctp
