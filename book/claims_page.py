@@ -18,6 +18,7 @@ import pandas as pd
 
 from analysis.claims import ROLE_MEANING, Claim, Condition, Paper, num
 from analysis.verdicts import (
+    CAP_RUNS,
     FLOOR_RUNS,
     NOT_RUN,
     VERDICTS,
@@ -268,15 +269,22 @@ def details(paper: Paper, j: Judged, files: dict[str, Path]) -> list[str]:
     if paper.why is not None and p.verdict.kind != NOT_RUN:
         for pt in p.points:
             den = pt.den.runs if pt.den is not None else pt.num.runs[:0]
-            who = f"{pt.point.name}: " if len(p.points) > 1 else ""
-            lines.append(f"- What the runs show ({who.rstrip(': ') or 'primary'}): "
-                         f"{paper.why(pt.num.runs, den)}.")  # fmt: skip
+            who = pt.point.name if len(p.points) > 1 else "primary"
+            lines.append(f"- What the runs show ({who}): {paper.why(pt.num.runs, den)}.")
         lines.append("")
     if p.verdict.kind == NOT_RUN or not precision(p).enough:
-        cmd = fill_command(c.primary, files)
-        more = "".join(f", then `{e}`" for e in extra_commands(paper, c))
-        lines += [f"To fill the primary condition: `{cmd}`{more}.", ""]
+        lines += [fill_line(paper, p, files), ""]
     return lines
+
+
+def fill_line(paper: Paper, j: Judgement, files: dict[str, Path]) -> str:
+    """The command that gives the primary condition the runs it needs: 10 a side, or twice
+    what it has (at most 40) when those were not enough."""
+    have = j.runs_min
+    reps = FLOOR_RUNS if have < FLOOR_RUNS else min(CAP_RUNS, 2 * have)
+    cmd = fill_command(j.condition, files, reps)
+    more = "".join(f", then `{e}`" for e in extra_commands(paper, j.claim))
+    return f"To fill the primary condition: `{cmd}`{more}."
 
 
 def unmeasured_section(paper: Paper) -> list[str]:

@@ -426,3 +426,17 @@ def test_the_primary_cells_list_says_which_need_runs(tmp_path):
     assert len(keys) == len(set(keys)) == len({c for cl in DTP.claims for c in cl.primary.cells()})
     sctp = next(r for r in rows if "| 6MBps | sctp | bbr | sim |" in r)
     assert "fig3-dtpd-above-sctp-6" in sctp and "| 6 | no: " in sctp and "fewer than the 10" in sctp
+
+
+def test_a_cell_that_needs_more_runs_is_asked_for_twice_as_many(tmp_path):
+    """Ten runs a side whose interval is still wider than half the band: the page asks for
+    20 (and never more than 40)."""
+    wide = [0.5, 0.9, 0.6, 1.2, 0.7, 0.8, 0.55, 1.1, 0.65, 0.95]
+    _runs_csv(tmp_path / "results-sim", "dtp-bandwidth", {
+        ("2MBps", "dtp", "bbr"): wide, ("2MBps", "quic", "bbr"): wide[::-1]})  # fmt: skip
+    out = tmp_path / "docs" / "results"
+    out.mkdir(parents=True)
+    text = results.page(_every_kind_paper(), [tmp_path / "results-sim"], out, REPO_ROOT, "abc")
+    section = text.split('<a id="k-inconclusive"></a>')[1].split("<a id=")[0]
+    assert "- Runs: more wanted (half-width" in section
+    assert "reps=20 -- results-sim/dtp-bandwidth/2MBps/{dtp,quic}/bbr/r{1..20}/" in section
