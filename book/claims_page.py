@@ -173,10 +173,9 @@ def extra_commands(paper: Paper, claim: Claim) -> list[str]:
 
 
 def scoreboard(judged: list[Judged], unmeasured: int) -> list[str]:
-    """The paper's scoreboard: primary claims by verdict, then each verdict's claims."""
+    """The paper's scoreboard: one row per verdict, its count of primary claims and a link to
+    each (a narrow table: two columns, whose second wraps)."""
     c = counts(judged)
-    head = " | ".join(VERDICTS)
-    cells = " | ".join(f"[{c[k]}](#{anchor(k)})" if c[k] else "0" for k in VERDICTS)
     lines = [
         "## Scoreboard",
         "",
@@ -184,20 +183,16 @@ def scoreboard(judged: list[Judged], unmeasured: int) -> list[str]:
         "set-up as far as priolab runs it, fixed before its runs; analysis/README.md says how "
         "a verdict is reached).",
         "",
-        f"| {head} | claims |",
-        "|" + "---|" * (len(VERDICTS) + 1),
-        f"| {cells} | {len(judged)} |",
-        "",
+        "| verdict | primary claims |",
+        "|---|---|",
     ]
-    if unmeasured:
-        lines += [f"Not measured here: {unmeasured} statement(s) of the paper "
-                  "([why](#not-measured-here)).", ""]  # fmt: skip
     for k in VERDICTS:
         mine = [j for j in judged if j.primary.verdict.kind == k]
-        if mine:
-            links = ", ".join(f"[{j.claim.source}: {short(j.claim.text)}](#{j.claim.key})"
-                              for j in mine)  # fmt: skip
-            lines += [f'<a id="{anchor(k)}"></a>**{k}**: {links}', ""]
+        links = ", ".join(f"[{j.claim.source}: {short(j.claim.text)}](#{j.claim.key})"
+                          for j in mine)  # fmt: skip
+        lines.append(f'| <a id="{anchor(k)}"></a>**{k}** ({c[k]}) | {links or "–"} |')
+    gone = f"; not measured here: {unmeasured} ([why](#not-measured-here))" if unmeasured else ""
+    lines += [f"| all | {len(judged)} claims{gone} |", ""]
     return lines
 
 

@@ -167,8 +167,12 @@ def test_pages_build_without_runs_and_say_so(tmp_path):
     assert "sim" in (tmp_path / "docs/results/agreement.md").read_text()
     index = (tmp_path / "docs/results/index.md").read_text()
     total = sum(len(p.claims) for p in PAPERS)
-    assert f"| all | 0 | 0 | 0 | 0 | 0 | {total} | {total} |" in index
-    assert "[RISE](rise.md)" in index and "(dtp.md#verdict-not-run)" in index
+    assert "| verdict | [RISE](rise.md) | [DTP](dtp.md) | [QPR](qpr.md) | [RoQ](roq.md) | " in (
+        index)  # fmt: skip
+    assert "| reproduced | 0 | 0 | 0 | 0 | 0 |" in index
+    assert f"[{len(DTP.claims)}](dtp.md#verdict-not-run)" in index
+    assert f"| claims | {' | '.join(str(len(p.claims)) for p in PAPERS)} |" in index
+    assert f"All papers: {total} claims, 0 reproduced, " in index
 
 
 def _runs_csv(
@@ -290,14 +294,15 @@ def test_hand_made_runs_give_every_verdict_kind_on_the_page_and_the_front_page(t
     assert got == {"k-reproduced": "reproduced", "k-inconclusive": "inconclusive",
                    "k-differs": "differs", "k-not-reproduced": "not reproduced",
                    "k-outside": "outside the band", "k-not-run": "not run"}  # fmt: skip
-    board = next(x for x in text.splitlines() if x.startswith("| [1](#verdict-"))
-    assert board == "| " + " | ".join(f"[1](#{claims_page.anchor(k)})" for k in VERDICTS) + (
-        " | 6 |")  # fmt: skip
     for k in VERDICTS:
-        assert f'<a id="{claims_page.anchor(k)}"></a>**{k}**' in text
+        start = f'| <a id="{claims_page.anchor(k)}"></a>'
+        row = next(x for x in text.splitlines() if x.startswith(start))
+        assert f"**{k}** (1) | [F" in row, row
+    assert "| all | 6 claims |" in text
     index = front.page([(paper, judged)])
-    first = "| [DTP](dtp.md) | [1](dtp.md#verdict-reproduced) | [1](dtp.md#verdict-inconclusive)"
-    assert first in index
+    assert "| verdict | [DTP](dtp.md) |" in index
+    assert "| reproduced | [1](dtp.md#verdict-reproduced) |" in index
+    assert "| claims | 6 |" in index and "6 claims, 1 reproduced, 1 inconclusive" in index
 
 
 def test_the_claims_table_is_narrow_and_every_claim_has_its_section(tmp_path):
@@ -362,18 +367,22 @@ def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
     )
     rep = browser.check(tmp_path / "site", tmp_path / "shots")
     assert rep.problems == []
-    assert rep.pages >= 15 and rep.links > 10
+    assert rep.pages >= 15 and rep.links > 10 and rep.tables > 10
     assert (tmp_path / "shots" / "architecture.png").stat().st_size > 1000
-    # and it can fail: a broken link and a missing image are reported
+    # and it can fail: a broken link, a missing image and a table cut off at 1,280 px
     page = tmp_path / "site" / "architecture.html"
+    wide = "<table><tr>" + "".join(f"<td>cell_{i:03d}_unbreakable_text</td>" for i in range(40))
     page.write_text(
         page.read_text().replace(
-            "</article>", '<a href="nowhere.html">x</a><img src="gone.png"></article>', 1
+            "</article>",
+            f'<a href="nowhere.html">x</a><img src="gone.png">{wide}</tr></table></article>',
+            1,
         )
     )
     rep = browser.check(tmp_path / "site", None)
     assert any("broken link (404)" in p for p in rep.problems)
     assert any("image did not load" in p for p in rep.problems)
+    assert any(p.startswith("architecture.html: a table is cut off") for p in rep.problems)
 
 
 def test_rise_page_reports_the_sim_site_apart(tmp_path):
