@@ -343,9 +343,7 @@ explanation, its freeze and key-frame analyses; any paper may have some."""
 @dataclass(frozen=True)
 class Paper:
     key: str  # the page's file name: results/<key>.md
-    short: str
-    title: str
-    seed: str  # ../shared/seeds/<seed>
+    short: str  # the paper's key in book/bibliography.py: [RISE], [RoQ §5.2]
     kind: str  # workload kind
     scenarios: tuple[str, ...]  # the scenarios whose runs the page reads
     claims: tuple[Claim, ...]

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from book import agreement, front, results, workloads
+from book import agreement, front, results, timings, workloads
 from book.papers import PAPERS
 from priolab.paths import REPO_ROOT
 from priolab.workloads import WORKLOADS
@@ -53,6 +53,7 @@ def build(res: Path, out: Path, repo: Path, res_sim: Path | None = None) -> list
     p = out / "results" / "agreement.md"
     p.write_text(agreement.page(agreement.sources([res, res_sim or res], kinds, repo)))
     written.append(p)
+    written.append(timings.write(repo / "evidence" / "timings", out / "results"))
     # probe is the calibration's workload, not one a scenario runs
     kinds_all = sorted(k for k in WORKLOADS if k != "probe")
     for k in kinds_all:

@@ -1,9 +1,11 @@
 """The papers priolab reproduces: every workload folder that declares one (`paper.py`, whose
 `PAPER` is an analysis.claims.Paper with its claims, their conditions, the metrics they read,
-the page's notes and its section hooks), in the order of the seeds (../shared/seeds/README.md).
+the page's notes and its section hooks), in the bibliography's order (book/bibliography.py).
 
-The book holds no paper of its own: a sixth workload with a `paper.py` gets a results page
-and a line on the scoreboard without a line here.
+Each paper is cited by its short key (`Paper.short`), whose reference and BibTeX entry are
+book/bibliography.py's (docs/bibliography.md). The book holds no paper of its own: a sixth
+workload with a `paper.py` (and a reference under its key) gets a results page and a line on
+the scoreboard without a line here.
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 import importlib
 
 from analysis.claims import Paper
+from book.bibliography import REFERENCES
 from priolab.workloads import PACKAGES
+
+ORDER = [r.key for r in REFERENCES]
 
 
 def discover() -> tuple[Paper, ...]:
@@ -23,8 +28,14 @@ def discover() -> tuple[Paper, ...]:
             if e.name != f"{package}.paper":
                 raise
             continue
-        found.append(mod.PAPER)
-    return tuple(sorted(found, key=lambda p: p.seed))
+        paper = mod.PAPER
+        if paper.short not in ORDER:
+            raise ValueError(
+                f"{package}.paper: PAPER.short {paper.short!r} is no key of "
+                f"book/bibliography.py (allowed: {', '.join(ORDER)})"
+            )
+        found.append(paper)
+    return tuple(sorted(found, key=lambda p: ORDER.index(p.short)))
 
 
 PAPERS: tuple[Paper, ...] = discover()

@@ -30,6 +30,7 @@ import yaml
 
 from analysis.claims import PageContext, Paper
 from book import claims_page
+from book.bibliography import BY_KEY, cite_block
 from ground import rundir
 
 
@@ -346,12 +347,13 @@ def render(
     lines = [
         f"# {paper.short}: results",
         "",
-        f"Paper: {paper.title} (`../shared/seeds/{paper.seed}`). Workload: "
+        f"Paper: {BY_KEY[paper.short].short()}. Workload: "
         f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders in "
         f"{folders} by `snakemake book` (`python -m book`); nothing on this page is typed by "
         "hand. Every number names its site: a condition of a claim, the heading of a "
         "scenario's section.",
         "",
+        *cite_block(paper.short),
     ]
     if not found:
         lines += no_runs(paper, files, trees)

@@ -1,8 +1,13 @@
 # Build the Rust workspace; calibrate the link emulator once per machine.
 
 
-# the sim site needs one binary, priolab-sim, which links every sim endpoint and linkem's core
-CARGO_PACKAGES = "-p priolab-sim" if SITE == "sim" else "--workspace"
+# the sim site needs one binary, priolab-sim, which links every sim endpoint and linkem's core;
+# a real-time site the programs of its scenarios' workloads and linkem (so the quick RISE
+# reproduction builds no roq, and needs no GStreamer)
+from priolab.testbed import cargo_packages, needs
+
+CARGO_PACKAGES = ("-p priolab-sim" if SITE == "sim" else
+                  " ".join(cargo_packages(needs([f for f, _, _ in SCENARIOS.values()]))))
 
 
 rule build:

@@ -10,10 +10,25 @@ from typing import IO
 import pytest
 import yaml
 
-from ground import machine_lock
+from ground import data, machine_lock
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def dataset(name: str) -> Path:
+    """The folder of a dataset of data/manifest.toml with all its files (PRIOLAB_DATA, then
+    the checkout's data/), or a skip that names the fetch command: a test that needs real data
+    skips only when neither folder holds it."""
+    found = data.dataset_dir(name)
+    if found is None:
+        pytest.skip(data.skip_reason(name))
+    return found
+
+
+def has_dataset(name: str) -> bool:
+    """For skipif marks: whether `dataset(name)` would find the folder."""
+    return data.dataset_dir(name) is not None
+
 
 NEEDS_ROOT_REASON = "needs root and Mininet's mnexec to build real network namespaces"
 needs_root = pytest.mark.skipif(
@@ -39,6 +54,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if _machine_lock or os.geteuid() != 0 or not builds_network_state(item):
         return
     _machine_lock.append(machine_lock.hold(who=f"pytest ({item.nodeid})"))
+
+
+GENERIC_LIBM = {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX"}
+"""The second code path of the tests that check numbers are the same on every CPU: glibc's
+dynamic loader then picks its generic (SSE2) math kernels instead of the FMA/AVX2 ones, and
+numpy's exp, sin and log, which call glibc's below AVX-512, follow. Set it in a subprocess's
+environment: the loader reads it at start-up."""
+
+
+def cpu_has_fma() -> bool:
+    """Whether this CPU has FMA, so that GENERIC_LIBM selects other kernels than the default."""
+    try:
+        return " fma " in f" {Path('/proc/cpuinfo').read_text()} ".replace("\n", " ")
+    except OSError:
+        return False
 
 
 VM_JOB_SUMMARY = pytest.StashKey[str]()

@@ -38,7 +38,7 @@ Measured 2026-11-26 at 03:43:13 UTC on commit 6c302ca, then again at 21:08.
 """
 GOOD = """# A page
 
-A ratio of 1:10, 30 fps, port 4433, a 1048576-byte buffer, seeds/001, 0.05 %, Q0-Q100,
+A ratio of 1:10, 30 fps, port 4433, a 1048576-byte buffer, [DTP], 0.05 %, Q0-Q100,
 see [the history](investigations/2026-11-26-roq-measurements.md).
 """
 
@@ -92,7 +92,7 @@ python -m span    # ~2 min of one core; see [a note](investigations/x.md)
 """
 FIGURES_GOOD = """# A page
 
-70 Mbit/s (SPEC-rise.md), 4 × 30 s, a 1 s warm-up, 168 runs of 120 s (~5.6 h), `rate 100gbit`
+70 Mbit/s ([RISE setup]), 4 × 30 s, a 1 s warm-up, 168 runs of 120 s (~5.6 h), `rate 100gbit`
 adds 0.12 µs per frame, at most one wake-up per 100 µs, waits for a load average below 2,
 quinn's first probe timeout is about 1 s, a 60 s wall-clock limit.
 
@@ -271,7 +271,7 @@ def _every_kind_paper() -> Paper:
         claim("k-not-run", "F6", "never ran", "1", "deadline_ratio", "mean",
               Band(0.9, 1.0, "test"), at("10MBps", "dtp")),
     )  # fmt: skip
-    return Paper("dtp", "DTP", "t", "001", "dtp", ("dtp-bandwidth",), claims,
+    return Paper("dtp", "DTP", "dtp", ("dtp-bandwidth",), claims,
                  {"deadline_ratio": SessionMetric("higher", 0.0)}, "sites")  # fmt: skip
 
 
@@ -326,7 +326,7 @@ def test_runs_that_repeat_each_other_say_so(tmp_path):
     rows = results.rows_of([results.load_scenario(tmp_path / "results-sim", "dtp-bandwidth", {})])
     paper = _every_kind_paper()
     (j,) = claims_page.judge_all(
-        Paper(paper.key, "D", "t", "001", "dtp", ("dtp-bandwidth",), paper.claims[:1],
+        Paper(paper.key, "D", "dtp", ("dtp-bandwidth",), paper.claims[:1],
               paper.metrics, "s"), rows)  # fmt: skip
     assert claims_page.n_text(j.primary) == "6 (all alike) + 6"
 
@@ -349,6 +349,7 @@ needs_site_tools = pytest.mark.skipif(
 )
 
 
+@pytest.mark.browser
 @needs_site_tools
 def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
     from book import browser

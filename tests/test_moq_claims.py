@@ -1,4 +1,4 @@
-"""seeds/004's claims on the MoQ results page (priolab/workloads/moq/paper.py, judged by
+"""[MoQ]'s claims on the MoQ results page (priolab/workloads/moq/paper.py, judged by
 analysis/verdicts.py): the mechanism read off the runs (claims.py), and the page's verdicts
 from hand-made runs."""
 

@@ -1,8 +1,12 @@
 import argparse
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
+from tests.conftest import GENERIC_LIBM, REPO, cpu_has_fma
 from traces.cli import main, register, sniff_format
 from traces.throughput import read_mahimahi, read_schedule
 from traces.throughput_ops import mean_mbps
@@ -82,14 +86,62 @@ def test_bad_input_is_reported_not_raised(tmp_path, capsys):
     assert "--time-column" in capsys.readouterr().err
 
 
-def test_shipped_synthetic_traces_are_reproducible(tmp_path):
-    from traces.frames import read_frame_csv
-    from traces.make_synthetic import HERE, NEEDS_FFMPEG, SYNTHETIC, regenerate
+CODE_PATHS = {"default": {}, "generic-libm": GENERIC_LIBM}
 
-    names = [n for n in SYNTHETIC if n not in NEEDS_FFMPEG]
-    regenerate(tmp_path, names)
-    for n in names:
-        assert (tmp_path / n).read_bytes() == (HERE / n).read_bytes(), n
+
+@pytest.mark.parametrize("code_path", list(CODE_PATHS))
+def test_shipped_synthetic_traces_are_reproducible(code_path):
+    """Every shipped synthetic trace regenerated (traces/make_synthetic.py --check) on this
+    CPU's default math kernels and on glibc's generic ones: the same to the precision each
+    file prints, or the failure names the value that moved."""
+    env = {**os.environ, **CODE_PATHS[code_path]}
+    r = subprocess.run(
+        [sys.executable, "-m", "traces.make_synthetic", "--check"],
+        env=env, cwd=REPO, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert r.returncode == 0, f"moved on the {code_path} code path:\n{r.stdout}{r.stderr}"
+
+
+def test_encoder_made_traces_parse():
+    from traces.frames import read_frame_csv
+    from traces.make_synthetic import HERE, NEEDS_FFMPEG
+
     frames = {"frames-x264-1mbps-30fps-2s.csv": 60, "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv": 500}
     for n in NEEDS_FFMPEG:  # encoder output depends on the x264 build: only check it parses
         assert len(read_frame_csv(HERE / n).size_bytes) == frames[n]
+
+
+def test_check_allows_one_unit_in_the_last_place_and_names_what_moved(tmp_path):
+    from traces.make_synthetic import differences
+
+    shipped, made = tmp_path / "a.txt", tmp_path / "b.txt"
+    shipped.write_text("# duration_s 3.0\n0.0\t7.50225\n1.0\t6.803718\n")
+    made.write_text("# duration_s 3.0\n0.0\t7.502251\n1.0\t6.803718\n")
+    assert differences(shipped, made, 1e-6) == []
+    made.write_text("# duration_s 3.0\n0.0\t7.502252\n1.0\t6.803718\n")
+    assert differences(shipped, made, 1e-6) == [
+        "a.txt, line 2, column 2: 7.502252, shipped 7.50225"
+    ]
+    assert differences(shipped, made, 0.0) != []
+    made.write_text("# duration_s 4.0\n0.0\t7.50225\n1.0\t6.803718\n")  # beyond the slack
+    assert differences(shipped, made, 1e-6) == ["a.txt, line 1, column 3: 4.0, shipped 3.0"]
+    made.write_text("0.0\t7.50225\n")
+    assert differences(shipped, made, 1e-6) == ["a.txt: 1 lines, the shipped file has 3"]
+
+
+@pytest.mark.skipif(not cpu_has_fma(), reason="this CPU has no FMA: glibc has one code path here")
+def test_generic_libm_is_another_code_path_on_this_cpu():
+    """The second code path above is real: exp over a grid gives other bits with glibc's
+    generic kernels than with the FMA ones (else the two-path tests would prove nothing)."""
+    prog = "import math; print([math.exp(i / 1000 - 3).hex() for i in range(6001)])"
+    out = {
+        name: subprocess.run(
+            [sys.executable, "-c", prog],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout  # fmt: skip
+        for name, env in CODE_PATHS.items()
+    }
+    assert out["default"] != out["generic-libm"]

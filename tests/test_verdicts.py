@@ -242,7 +242,7 @@ def test_how_many_runs_a_primary_cell_needs() -> None:
     loose = pd.concat([rows("a", [1.0, 2.0, 1.5, 1.2, 1.8] * 2), rows("b", [1.0] * 10)])
     p = precision(judge(c, c.primary, loose, METRICS))
     assert not p.enough and "half-width" in p.why
-    paper = Paper("x", "X", "t", "000", "k", ("sc",), (c,), METRICS, "sites")
+    paper = Paper("x", "X", "k", ("sc",), (c,), METRICS, "sites")
     ((cl, site, pr),) = [w for w in wanted(paper, tight) if w[0].scheme == "a"]
     assert (cl, site, pr.enough) == (cell("a"), "sim", True)
     assert c.precision_scale == pytest.approx(0.2)
@@ -266,7 +266,7 @@ def test_a_claim_is_checked_when_it_is_made() -> None:
     with pytest.raises(ValueError, match="lo <= hi and a reason"):
         Band(2.0, 1.0, "x")
     with pytest.raises(ValueError, match="without a SessionMetric"):
-        Paper("x", "X", "t", "0", "k", (), (claim("k", "s", "t", "p", "z", "mean", GAIN, (p,)),),
+        Paper("x", "X", "k", (), (claim("k", "s", "t", "p", "z", "mean", GAIN, (p,)),),
               {}, "s")  # fmt: skip
     assert (around(10.0).lo, around(10.0).hi) == pytest.approx((8.0, 12.0))
     assert (around_ratio(1.2).lo, around_ratio(1.2).hi) == pytest.approx((1.16, 1.24))

@@ -94,29 +94,60 @@ def test_budget_scales_with_the_slower_of_boot_and_probe_start_up() -> None:
     assert b.cap_s() == 260.0
 
 
-def test_runner_kills_qemu_at_the_scaled_budget(tmp_path: Path, monkeypatch) -> None:
-    """A fake qemu that reports a boot and a slow probe start-up, then hangs: the job ends at
-    boot + base_s x 2 (the start-up ratio), not at the hard timeout."""
-    job = tmp_path / "job"
+def _hanging_qemu(job: Path, boot_s: float, startups_s: list[float]):  # noqa: ANN202
+    """A stand-in for qemu_argv: a process that reports the boot and the probes' start-up
+    into the job folder as the guest would, then hangs."""
 
-    def fake_qemu(*a: object) -> list[str]:
+    def argv(*a: object) -> list[str]:
         code = (
             "import json, pathlib, time\n"
             f"j = pathlib.Path({str(job)!r})\n"
             "(j / 'out').mkdir(exist_ok=True)\n"
-            "(j / 'results.json').write_text(json.dumps({'boot_s': 0.2, 'results': []}))\n"
-            "(j / 'out' / 'probe-startup.json').write_text(json.dumps({'startup_s': [2.0]}))\n"
+            f"boot = {{'boot_s': {boot_s}, 'results': []}}\n"
+            f"probes = {{'startup_s': {startups_s}}}\n"
+            "(j / 'results.json').write_text(json.dumps(boot))\n"
+            "(j / 'out' / 'probe-startup.json').write_text(json.dumps(probes))\n"
             "time.sleep(60)\n"
         )
         return [sys.executable, "-c", code]
 
-    monkeypatch.setattr(run, "qemu_argv", fake_qemu)
+    return argv
+
+
+def test_runner_kills_qemu_at_the_scaled_budget(tmp_path: Path, monkeypatch) -> None:
+    """A fake qemu that reports a boot and a slow probe start-up, then hangs: the job ends at
+    boot + base_s x 2 (the start-up ratio), not at the hard timeout."""
+    job = tmp_path / "job"
+    monkeypatch.setattr(run, "qemu_argv", _hanging_qemu(job, boot_s=0.2, startups_s=[2.0]))
     budget = run.Budget(base_s=0.5, reference_boot_s=2.0, reference_startup_s=1.0, max_scale=4)
     res = run.run_job([["true"]], timeout_s=30, job_dir=job, image=Image(tmp_path), budget=budget)
     assert res.timed_out and res.budget_s == 0.2 + 0.5 * 2.0
     assert res.budget_s <= res.wall_s < 10
     assert res.boot_s == 0.2 and res.probe_startup_s == [2.0]
     assert "probe start-up median 2.00 s" in res.summary() and "1 s budget" in res.summary()
+
+
+def test_budget_stops_a_job_early_on_a_host_too_slow_for_its_cap() -> None:
+    b = run.Budget(base_s=100.0, reference_boot_s=30.0, reference_startup_s=1.0, max_scale=2.0)
+    assert b.too_slow(None, []) is None
+    assert b.too_slow(59.0, [1.9, 2.0, 1.5]) is None  # slow, but within the cap
+    why = b.too_slow(61.0, [])
+    assert why is not None and "boot took 61.00 s, 2.0x the reference 30 s" in why
+    assert b.too_slow(30.0, [5.0, 5.0]) is None  # two probes: not yet judged by them
+    why = b.too_slow(30.0, [5.0, 2.5, 0.5])
+    assert why is not None and "probe start-up median took 2.50 s" in why
+
+
+def test_runner_stops_a_job_whose_boot_shows_the_host_too_slow(tmp_path: Path, monkeypatch) -> None:
+    """A fake qemu that boots 3x slower than the reference and hangs: the runner stops it at
+    once, saying why, instead of waiting out the budget."""
+    job = tmp_path / "job"
+    monkeypatch.setattr(run, "qemu_argv", _hanging_qemu(job, boot_s=6.0, startups_s=[]))
+    budget = run.Budget(base_s=30.0, reference_boot_s=2.0, reference_startup_s=1.0, max_scale=2)
+    res = run.run_job([["true"]], timeout_s=60, job_dir=job, image=Image(tmp_path), budget=budget)
+    assert res.timed_out and res.wall_s < 10
+    assert res.too_slow is not None and "boot took 6.00 s, 3.0x" in res.too_slow
+    assert "stopped early: the VM's boot took 6.00 s" in res.summary()
 
 
 def test_runner_reports_a_qemu_that_fails_to_start(tmp_path: Path, monkeypatch) -> None:
@@ -227,3 +258,28 @@ def test_vm_site_leaves_the_inner_run_for_the_host_to_judge() -> None:
     argv = site.inner_argv(expand(load(sc), sc)[0], sc, Path("/o/r1"), "tc")
     assert "--keep-partial" in argv
     assert parser().parse_args(argv[3:]).keep_partial
+
+
+def test_timing_record_says_where_the_in_vm_time_went(tmp_path: Path) -> None:
+    from vm.timings import markdown, record
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "probe-startup.json").write_text(json.dumps({"startup_s": [1.0, 3.0, 2.0]}))
+    (out / "junit.xml").write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="vm.intests.test_tc_backend" name="test_delay" time="30.5"/>'
+        '<testcase classname="vm.intests.test_tc_backend" name="test_seed" time="9.5"/>'
+        '<testcase classname="vm.intests.test_ovs" name="test_ovs_is_available" time="60">'
+        '<failure message="no ovs"/></testcase>'
+        "</testsuite></testsuites>"
+    )
+    rec = record(tmp_path, {"boot_s": 20.0, "wall_s": 150.0, "budget_s": 900.0})
+    assert rec["probe_startup_s"] == {"n": 3, "median": 2.0, "max": 3.0}
+    assert rec["tests_s"] == 100.0
+    assert rec["files_s"] == {"vm/intests/test_tc_backend.py": 40.0, "vm/intests/test_ovs.py": 60.0}
+    assert [c["outcome"] for c in rec["cases"]] == ["passed", "passed", "failure"]
+    page = "\n".join(markdown(rec))
+    assert "boot 20 s, the tests 100 s, the rest (pytest's start inside, power-off) 30 s" in page
+    assert "| `vm/intests/test_ovs.py` | 1 | 60 | 60 % |" in page
+    assert page.index("test_ovs::test_ovs_is_available") < page.index("test_tc_backend::test_delay")

@@ -11,6 +11,11 @@ Markov-modulated model (documented in traces/README.md):
   around the level with mean equal to the level (σ = `sigma`). Outage steps are exactly 0.
 - The first state is drawn from the chain's stationary distribution. numpy's PCG64 generator
   seeded with `seed` drives everything, so (model, duration, seed) gives the same trace.
+- Rates are rounded to `RATE_DECIMALS` (1e-6 Mbit/s = 1 bit/s). exp's last bit depends on
+  the CPU (glibc and numpy pick FMA, AVX2 or AVX-512 kernels at run time), so unrounded
+  rates differed between machines in their 16th digit; rounded, a trace is the same on every
+  CPU unless a rate lies within a few ULPs of a rounding boundary, and then it moves by one
+  bit/s. tests/test_traces_cli.py regenerates the shipped traces on two code paths.
 """
 
 from __future__ import annotations
@@ -120,6 +125,10 @@ DEFAULT_CELLULAR = MarkovModel(
 )
 
 
+RATE_DECIMALS = 6
+"""Decimal places of a generated rate in Mbit/s (1 bit/s): see the module docstring."""
+
+
 def generate_markov(model: MarkovModel, duration_s: float, seed: int) -> RateSchedule:
     if not duration_s > 0:
         raise TraceError(None, f"duration_s must be > 0, not {duration_s}")
@@ -136,7 +145,7 @@ def generate_markov(model: MarkovModel, duration_s: float, seed: int) -> RateSch
         state = min(int(np.searchsorted(p[state], u[k], side="right")), len(levels) - 1)
     s = model.sigma
     noise = np.exp(s * rng.standard_normal(n) - s * s / 2)
-    rates = levels[states] * noise
+    rates = np.round(levels[states] * noise, RATE_DECIMALS)
     times = np.arange(n) * model.step_s
     return RateSchedule(times, rates, min(duration_s, n * model.step_s))
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ground.data import external_root
 from vm.image import Image, VmUnavailable, build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -39,6 +40,8 @@ class Command:
         return {"argv": self.argv, "timeout_s": self.timeout_s, "cwd": self.cwd, "env": self.env}
 
 
+MIN_PROBES = 3
+"""Probes whose start-up a Budget waits for before it judges the host too slow by them."""
 STARTUP_FILE = "probe-startup.json"
 """Written into the job's out/ by the in-VM bench (vm/linkbench.py): each probe's start-up s."""
 
@@ -74,6 +77,26 @@ class Budget:
         """The most any job may take (boot and work at max_scale)."""
         return (self.reference_boot_s + self.base_s) * self.max_scale
 
+    def too_slow(self, boot_s: float | None, startups_s: Sequence[float]) -> str | None:
+        """Why the job should stop now rather than run out its budget, or None: the boot, or
+        the median start-up of at least MIN_PROBES probes, is more than max_scale times its
+        reference, so the job's work would take longer than the cap allows on this host."""
+        st = sorted(startups_s)
+        for what, got, ref in (
+            ("boot", boot_s, self.reference_boot_s),
+            ("probe start-up median", st[len(st) // 2] if len(st) >= MIN_PROBES else None,
+             self.reference_startup_s),
+        ):  # fmt: skip
+            if got is not None and got > ref * self.max_scale:
+                return (
+                    f"the VM's {what} took {got:.2f} s, {got / ref:.1f}x the reference "
+                    f"{ref:g} s: this host emulates the guest more than {self.max_scale:g}x "
+                    f"slower than the budget allows (base {self.base_s:g} s, at most "
+                    f"{self.cap_s():.0f} s), so the in-VM tests were stopped before they ran "
+                    "out the clock"
+                )
+        return None
+
 
 @dataclass
 class JobResult:
@@ -89,6 +112,7 @@ class JobResult:
     kernel: str | None = None  # the guest's `uname -r`
     budget_s: float | None = None  # the limit in force when the job ended (a Budget's)
     probe_startup_s: list[float] = field(default_factory=list)
+    too_slow: str | None = None  # why a Budget stopped the job early (Budget.too_slow)
 
     @property
     def out_dir(self) -> Path:
@@ -107,6 +131,8 @@ class JobResult:
         if self.budget_s is not None:
             head += f" of a {self.budget_s:.0f} s budget"
         lines = [head + f", qemu rc {self.qemu_rc}" + (", TIMED OUT" if self.timed_out else "")]
+        if self.too_slow:
+            lines.append(f"  stopped early: {self.too_slow}")
         lines += [f"  share not mounted: {e}" for e in self.mount_errors]
         for r in self.results:
             lines.append(f"  rc={r.get('rc')} {r.get('duration_s')} s: {' '.join(r['argv'])}")
@@ -197,8 +223,8 @@ def run_job(
     and probe start-up measured as the job runs). Raises VmUnavailable if the image cannot be
     built."""
     img = image or build()
-    if data is None and (src.parent / "shared" / "data").is_dir():
-        data = src.parent / "shared" / "data"
+    if data is None:  # PRIOLAB_DATA, if set (the checkout's data/ is inside src anyway)
+        data = external_root()
     job_dir = Path(job_dir) if job_dir else Path(tempfile.mkdtemp(prefix="priolab-vm-job-"))
     job_dir.mkdir(parents=True, exist_ok=True)
     cmds = [c if isinstance(c, Command) else Command(list(c)) for c in commands]
@@ -212,6 +238,7 @@ def run_job(
     t0 = time.monotonic()
     timed_out = False
     budget_s: float | None = None
+    too_slow: str | None = None
     with _signals_raise():
         proc = subprocess.Popen(
             argv,
@@ -221,7 +248,7 @@ def run_job(
             start_new_session=True,
         )
         try:
-            budget_s, timed_out = _wait(proc, t0, timeout_s, budget, job_dir)
+            budget_s, timed_out, too_slow = _wait(proc, t0, timeout_s, budget, job_dir)
         finally:
             _kill(proc)
     wall = time.monotonic() - t0
@@ -248,6 +275,7 @@ def run_job(
         kernel=report.get("kernel"),
         budget_s=budget_s,
         probe_startup_s=_startups(job_dir),
+        too_slow=too_slow,
     )
 
 
@@ -268,26 +296,30 @@ def _wait(
     timeout_s: float,
     budget: Budget | None,
     job_dir: Path,
-) -> tuple[float | None, bool]:
-    """Wait for qemu to exit: (the limit in force at the end, whether it was exceeded)."""
+) -> tuple[float | None, bool, str | None]:
+    """Wait for qemu to exit: (the limit in force at the end, whether it was exceeded, why
+    the budget stopped it early)."""
     if budget is None:
         try:
             proc.wait(timeout=timeout_s)
-            return None, False
+            return None, False, None
         except subprocess.TimeoutExpired:
-            return None, True
+            return None, True, None
     boot_s: float | None = None
     while True:
         if boot_s is None:
             boot_s = _read_json(job_dir / "results.json").get("boot_s")
         st = sorted(_startups(job_dir))
         limit = min(timeout_s, budget.limit_s(boot_s, st[len(st) // 2] if st else None))
+        why = budget.too_slow(boot_s, st)
+        if why is not None:
+            return limit, True, why
         try:
             proc.wait(timeout=min(2.0, max(0.0, t0 + limit - time.monotonic())))
-            return limit, False
+            return limit, False, None
         except subprocess.TimeoutExpired:
             if time.monotonic() - t0 >= limit:
-                return limit, True
+                return limit, True, None
 
 
 __all__ = [

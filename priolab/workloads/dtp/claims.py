@@ -1,4 +1,4 @@
-"""The mechanism behind a verdict on seeds/001's claims (paper.py's `why`, analysis/why.py
+"""The mechanism behind a verdict on [DTP]'s claims (paper.py's `why`, analysis/why.py
 `Why`; the verdict is analysis/verdicts.py's): where each scheme's blocks went, read off the
 runs of the claim's point — on time, dropped by the sender, sent but late or never
 complete, still queued at the end — with the median completion time against the deadline,

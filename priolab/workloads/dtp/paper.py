@@ -1,4 +1,4 @@
-"""seeds/001 (Zhang et al., "To Punctuality and Beyond: Meeting Application Deadlines with
+"""[DTP] (Zhang et al., "To Punctuality and Beyond: Meeting Application Deadlines with
 DTP"): its claims, the condition each is measured under and the page's notes
 (analysis/claims.py says what a claim is; the results book sets them out).
 
@@ -42,12 +42,12 @@ LOSSES = ("loss1", "loss5", "loss10", "loss15", "loss20")  # Fig. 5's 1-20 %
 NAMES = {"quic": "QUIC", "sctp": "SCTP'", "dtp-d": "DTP-D", "dtp-p": "DTP-P", "dtp": "DTP",
          "dtp-fec": "DTP"}  # fmt: skip
 
-WHY_FIG3 = ("seeds/001 §VI-A.1, Fig. 3: three 200 KB blocks every 100 ms, deadline 200 ms, "
+WHY_FIG3 = ("[DTP §VI-A.1], Fig. 3: three 200 KB blocks every 100 ms, deadline 200 ms, "
             "RTT 5 ms, 0.01 % loss, at the figure's bandwidths; BBR, as the paper ran every "
             "scheme")  # fmt: skip
-WHY_FIG4 = ("seeds/001 §VI-A.1, Fig. 4: 12 → 4 → 12 MB/s at 5 s and 10 s, the static sweep's "
+WHY_FIG4 = ("[DTP §VI-A.1], Fig. 4: 12 → 4 → 12 MB/s at 5 s and 10 s, the static sweep's "
             "pattern; BBR")  # fmt: skip
-WHY_FIG5 = ("seeds/001 §VI-A.2, Fig. 5 (the pattern it plots): one 1 KB block every 60 ms, "
+WHY_FIG5 = ("[DTP §VI-A.2], Fig. 5 (the pattern it plots): one 1 KB block every 60 ms, "
             "RTT 60 ms, loss 1-20 %; BBR")  # fmt: skip
 WHY_CUBIC = "quinn's default controller, Cubic, in place of the paper's BBR"
 WHY_OTHER_SITE = ("the other site: the Mininet runs of the same cells (the agreement points "
@@ -161,7 +161,7 @@ CLAIMS: tuple[Claim, ...] = (
           around(3.0), (
               Condition("primary", MININET, over_settings("dtp-loss", ("loss10",), "dtp-fec",
                                                           speed=BBR),
-                        "seeds/001 §VI-A.2, the first pattern: three 100 KB blocks every "
+                        "[DTP §VI-A.2], the first pattern: three 100 KB blocks every "
                         "100 ms, RTT 20 ms, 10 % loss, 'bandwidth big enough' (12.5 MB/s); the "
                         "paper states no deadline for it, so the static sweep's 200 ms "
                         "(an assumption, scenarios/dtp-loss.yaml); BBR"),
@@ -229,8 +229,6 @@ UNMEASURED = (
 PAPER = Paper(
     key="dtp",
     short="DTP",
-    title='Zhang et al., "To Punctuality and Beyond: Meeting Application Deadlines with DTP"',
-    seed="001_c4c401b2cadd180f.txt",
     kind="dtp",
     scenarios=(FIG3, FIG4, "dtp-loss-small", "dtp-loss", "dtp-loss-tail"),
     claims=CLAIMS,

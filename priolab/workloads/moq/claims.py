@@ -1,4 +1,4 @@
-"""The mechanism behind a verdict on seeds/004's claims (paper.py's `why`, analysis/why.py
+"""The mechanism behind a verdict on [MoQ]'s claims (paper.py's `why`, analysis/why.py
 `Why`; the verdict is analysis/verdicts.py's): where the frames waited, read off the runs of
 the claim's point (the link's queue, the largest latency), never prose typed for a result.
 """

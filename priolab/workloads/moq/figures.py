@@ -1,4 +1,4 @@
-"""Scenario figures and the OTDR table of the `moq` workload (seeds/004 Figs. 6-10).
+"""Scenario figures and the OTDR table of the `moq` workload ([MoQ Figs. 6-10]).
 
 Each run's frames (tables/moq_frames.parquet) are aligned across repetitions by frame id
 (the schedule is the same in every run), so a line is the mean over runs and its band the
@@ -84,7 +84,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
             ax.legend(fontsize=7)
         caption = (
             f"Latency (arrival − capture) of every {t} frame against its capture time, per "
-            "bottleneck setting and scheme (seeds/004 Figs. 6-8): mean over runs, band = 95 % "
+            "bottleneck setting and scheme ([MoQ Figs. 6-8]): mean over runs, band = 95 % "
             "bootstrap CI over runs. Frames that never arrived are left out."
         )
         made += save(fig, out, f"moq_latency_{t}", caption)
@@ -103,7 +103,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
         if (low, sc) in data:
             ax.legend(fontsize=7)
     made += save(fig, out, "moq_latency_all",
-                 f"Latency of every frame by type at {low} (seeds/004 Fig. 9), one panel per "
+                 f"Latency of every frame by type at {low} ([MoQ Fig. 9]), one panel per "
                  "scheme; mean over runs with 95 % bootstrap CI band.")  # fmt: skip
     made += _otdr_figures(data, settings, schemes, out)
     _otdr_table(data, settings, schemes, scenario_dir)
@@ -129,7 +129,7 @@ def _otdr_figures(data: dict, settings: list[str], schemes: list[str], out: Path
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7)
     made += save(fig, out, "moq_otdr",
-                 "OTDR of all frames against the latency budget (seeds/004 Fig. 10): a frame is "
+                 "OTDR of all frames against the latency budget ([MoQ Fig. 10]): a frame is "
                  "on time if it and every frame it depends on arrived by capture + budget. "
                  "Colour = bottleneck setting; FEFS dashed, FT solid, group dotted. Mean over "
                  "runs, band = 95 % bootstrap CI over runs.")  # fmt: skip
@@ -187,7 +187,7 @@ def _otdr_table(data: dict, settings: list[str], schemes: list[str], scenario_di
     text = [
         f"# {scenario_dir.name}: on-time display ratio",
         "",
-        "OTDR at the budgets of seeds/004: mean [95 % bootstrap CI] (runs) over valid runs. A "
+        "OTDR at the budgets of [MoQ]: mean [95 % bootstrap CI] (runs) over valid runs. A "
         "frame is on time if it and every frame it depends on arrived by capture + budget; a "
         "frame that never arrived is never on time.",
         "",
@@ -196,7 +196,7 @@ def _otdr_table(data: dict, settings: list[str], schemes: list[str], scenario_di
         "## Smallest budget with every I frame on time (ms)",
         "",
         "Per run the largest I-frame latency; mean [CI] (runs) and the worst run (inf: an I "
-        "frame never arrived). seeds/004: 'if the latency budget is 700 ms or more, all "
+        "frame never arrived). [MoQ]: 'if the latency budget is 700 ms or more, all "
         "I-frames can be displayed on time'.",
         "",
         "| setting | scheme | mean | worst run |",

@@ -1,4 +1,4 @@
-"""seeds/004 (Gurel et al., "A Fresh Look at Live Sports Streaming with Prioritized
+"""[MoQ] (Gurel et al., "A Fresh Look at Live Sports Streaming with Prioritized
 Media-over-QUIC Transport"): its claims (Figs. 6-10 and the set-up), the condition each is
 measured under and the page's notes (analysis/claims.py says what a claim is).
 
@@ -30,9 +30,9 @@ from priolab.workloads.moq import claims as moq_claims
 
 SIM, MININET = "sim", "mininet"
 SPORTS = "moq-sports"
-RATES = ("2.7M", "2.85M", "3M")  # seeds/004's three constraints
+RATES = ("2.7M", "2.85M", "3M")  # [MoQ]'s three constraints
 BUDGETS_MS = (500, 700, 1000, 2000, 3000)  # Fig. 10's axis, 0-3000 ms (analysis.py's)
-WHY_SPORTS = ("seeds/004 'Experimental Setup': a 720p25 clip, GoP 50, IBBP, ~2.7 Mbit/s with "
+WHY_SPORTS = ("[MoQ] 'Experimental Setup': a 720p25 clip, GoP 50, IBBP, ~2.7 Mbit/s with "
               "its overheads, two minutes, over a link shaped to the setting's rate with netem's "
               "default queue (scenarios/moq-sports.yaml; the clip is synthetic, an assumption "
               "in place of the paper's sports clip)")  # fmt: skip
@@ -71,7 +71,7 @@ CLAIMS: tuple[Claim, ...] = (
           Band(2.7 * 0.97, 2.7 * 1.03, "'approximately 2.7 Mbps': ±3 %, half the step between "
                "the paper's two lowest rates (2.7 and 2.85 Mbit/s)"),
           _conditions((Point(Cell("moq-overhead", "x264-2.7-ip", "ft")),),
-                      "seeds/004's clip on a link far above its rate "
+                      "[MoQ]'s clip on a link far above its rate "
                       "(scenarios/moq-overhead.yaml), so that what arrives is the clip and the "
                       "stack's overheads")),
     claim("fig6-i-on-time-700", "Fig. 6", "with a latency budget of 700 ms or more every I frame "
@@ -156,9 +156,6 @@ UNMEASURED = (
 PAPER = Paper(
     key="moq",
     short="MoQ",
-    title='Gurel et al., "A Fresh Look at Live Sports Streaming with Prioritized '
-    'Media-over-QUIC Transport"',
-    seed="004_5b2a9a216f36b10d.txt",
     kind="moq",
     scenarios=(SPORTS, "moq-overhead"),
     claims=CLAIMS,

@@ -1,4 +1,4 @@
-"""The mechanism behind a verdict on seeds/002's claims (paper.py's `why`, analysis/why.py
+"""The mechanism behind a verdict on [QPR]'s claims (paper.py's `why`, analysis/why.py
 `Why`; the verdict is analysis/verdicts.py's): per scheme, what the player got and what the
 path did, read off the runs of the claim's point — throughput, freezes, media played,
 objects that arrived incomplete, unreliable bytes lost, the server's packet losses and the

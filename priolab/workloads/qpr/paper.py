@@ -1,4 +1,4 @@
-"""seeds/002 (Ravuri et al., "Adaptive Partially Reliable Delivery of Immersive Media over
+"""[QPR] (Ravuri et al., "Adaptive Partially Reliable Delivery of Immersive Media over
 QUIC-HTTP/3"): its claims (§IV-D, §IV-E), the condition each is measured under and the page's
 notes (analysis/claims.py says what a claim is).
 
@@ -38,13 +38,13 @@ TEXT, READINGS, H2, FEC = "qpr-5g", "qpr-readings", "qpr-h2", "qpr-fec"
 READING_SETTINGS = ("walking-loss5", "driving-loss2", "driving-loss5")  # qpr-readings.yaml
 THROUGHPUT = "throughput_mean_mbps"
 
-WHY_TEXT = ("seeds/002 §IV-C/D: the trace and Gilbert-Elliott loss of the setting, 10 ms "
+WHY_TEXT = ("[QPR §IV-C/D]: the trace and Gilbert-Elliott loss of the setting, 10 ms "
             "one way, 120 s sessions; the unreliable objects on a connection whose window is "
             "fixed at the BDP of the trace's lowest rate (§III-C 'the rate defined by the "
             "congestion window (which is fixed)', §IV-B): scenarios/qpr-5g.yaml")  # fmt: skip
-WHY_H2 = ("seeds/002 §IV-D, Figs. 12-14: HTTP/2 over TCP on the same trace and loss "
+WHY_H2 = ("[QPR §IV-D], Figs. 12-14: HTTP/2 over TCP on the same trace and loss "
           "(scenarios/qpr-h2.yaml, Mininet: the sim site has no TCP)")  # fmt: skip
-WHY_FEC = ("seeds/002 §IV-E, Fig. 17: QPR(F) and Q100(F), repair datagrams on the unreliable "
+WHY_FEC = ("[QPR §IV-E], Fig. 17: QPR(F) and Q100(F), repair datagrams on the unreliable "
            "objects (22 %, the paper's Q100(F) overhead), on the paper-text path "
            "(scenarios/qpr-fec.yaml)")  # fmt: skip
 WHY_SIM = ("the sim site: its runs of the same cells (not primary: no agreement point covers "
@@ -575,9 +575,6 @@ UNMEASURED = (
 PAPER = Paper(
     key="qpr",
     short="QPR",
-    title='Ravuri et al., "Adaptive Partially Reliable Delivery of Immersive Media over '
-    'QUIC-HTTP/3"',
-    seed="002_d051cd817c919f31.txt",
     kind="qpr",
     scenarios=(TEXT, READINGS, FEC, H2, "qpr-quick", "qpr-paths"),
     claims=CLAIMS,

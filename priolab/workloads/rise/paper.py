@@ -1,8 +1,8 @@
-"""seeds/000 (Lin et al., "Leveraging Cross-Directional Dependency in Realtime Interactive
+"""[RISE] (Lin et al., "Leveraging Cross-Directional Dependency in Realtime Interactive
 Streaming", MMAsia 2025): its claims (Figs. 5-10, section 4), the condition each is measured
 under, and the page's own sections (analysis/claims.py says what a claim is).
 
-Every primary condition is the paper's link as SPEC-rise.md gives it: the Guest's uplink
+Every primary condition is the paper's link as [RISE setup] gives it: the Guest's uplink
 shaped to 20 or 70 Mbit/s with one bandwidth-delay product of drop-tail queue, no random loss,
 B = 1 MiB, on Mininet (the site rule: `SITES`). The window-limited path (0.05 % iid uplink
 loss, the `-wl` scenarios and quick.yaml's FB-4K-Low-L0.05) was chosen after data: it is the
@@ -49,16 +49,16 @@ FIG10 = {b: ("rise-bitrate", f"V{b}M", MOD) for b in (15, 20, 25, 30, 35, 40)}
 NAMES = {"5G-FHD-Low": "5G/FHD/Low", "FB-4K-Low": "FB/4K/Low", "FB-4K-High": "FB/4K/High"}
 
 WHY_PRIMARY = {
-    "rise-transport": "seeds/000 §4.1-4.2, Fig. 5: the setting's uplink rate, video bitrate "
-    "and frame rate (SPEC-rise.md), RTT 21 ms, one BDP of drop-tail queue, no random loss, "
+    "rise-transport": "[RISE §4.1-4.2], Fig. 5: the setting's uplink rate, video bitrate "
+    "and frame rate ([RISE setup]), RTT 21 ms, one BDP of drop-tail queue, no random loss, "
     "B 1 MiB, moderate movement (40°/s, an assumption: the paper gives no speeds)",
-    "rise-content": "seeds/000 §4.3, Fig. 6: the paper's link (SPEC-rise.md) at the slow and "
+    "rise-content": "[RISE §4.3], Fig. 6: the paper's link ([RISE setup]) at the slow and "
     "fast movement speeds (10 and 90°/s, assumptions: the paper gives no speeds); moderate is "
     "rise-transport.yaml's runs",
-    "rise-direction": "seeds/000 §4.4, Figs. 8-9: FB/4K/Low on the paper's link "
-    "(SPEC-rise.md), w/o Pri, Pri-D, Pri-U and Pri",
-    "rise-bitrate": "seeds/000 §4.4, Fig. 10: the FB link (70 Mbit/s uplink) at video "
-    "bitrates 15-40 Mbit/s, 30 fps, on the paper's link (SPEC-rise.md)",
+    "rise-direction": "[RISE §4.4], Figs. 8-9: FB/4K/Low on the paper's link "
+    "([RISE setup]), w/o Pri, Pri-D, Pri-U and Pri",
+    "rise-bitrate": "[RISE §4.4], Fig. 10: the FB link (70 Mbit/s uplink) at video "
+    "bitrates 15-40 Mbit/s, 30 fps, on the paper's link ([RISE setup])",
 }
 WHY_SIM = ("the sim site: its runs of the same cells. Not primary: on the paper's link the "
            "agreement point `ideal` (scenarios/agreement/rise.yaml) puts sim's w/o Pri MTP tail "
@@ -111,7 +111,7 @@ def level(key: str, source: str, text: str, paper: str, metric: str, band: Band,
 
 
 ACROSS = "the paper's range across its settings: each setting's value lies in it"
-ONE_TRACKING_INTERVAL_MS = 1000 / 60  # seeds/000: tracking at 60 Hz
+ONE_TRACKING_INTERVAL_MS = 1000 / 60  # [RISE]: tracking at 60 Hz
 # 'zero median mismatch' under slow movement: any mismatch a frame can have is at least the
 # movement between two tracking samples, 10°/s (the slow speed, rise-content.yaml) × 1/60 s
 SLOW_STEP_DEG = 10.0 / 60.0
@@ -445,10 +445,10 @@ NOTES = (
     "- A reduction 'N× lower' is w/o Pri ÷ w/ Pri (of the scheme named), a ratio of means over "
     "runs; its band is the paper's effect (N − 1) ±20 %. A range 'a-b× across the settings' "
     "is a claim on each setting's value, in [a, b]. 'Below x' is a bound on w/ Pri's mean.",
-    "- The paper's link is SPEC-rise.md's: how the paper's uplink was throttled and what "
+    "- The paper's link is [RISE setup]'s: how the paper's uplink was throttled and what "
     "random loss its Internet path had are not stated, and they decide whether the Guest's "
     "sender is ever held below its offered load, the only condition under which B fills and "
-    "priority has anything to reorder. The primary conditions take SPEC-rise.md's defaults "
+    "priority has anything to reorder. The primary conditions take [RISE setup]'s defaults "
     "(a shaper with a one-BDP queue, no random loss); the mechanisms below say, per setting "
     "that ran, which regime its runs were in.",
 )
@@ -464,9 +464,6 @@ UNMEASURED = (
 PAPER = Paper(
     key="rise",
     short="RISE",
-    title='Lin et al., "Leveraging Cross-Directional Dependency in Realtime Interactive '
-    'Streaming", MMAsia 2025',
-    seed="000_63c06fa1bc28e1db.txt",
     kind="rise",
     scenarios=(
         "rise-transport",

@@ -499,7 +499,8 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
         f'{commit}{dirty}, {now}, from the runs listed under "What this rests on". The '
         "paper's claims and their verdicts are on the RISE results page (`make docs`).",
         "",
-        "Paper: Lin et al., MMAsia 2025 (seeds/000), section 4; setup: ../shared/SPEC-rise.md.",
+        "Paper: [RISE] (Lin et al., MMAsia 2025), section 4; setup: [RISE setup] "
+        "(docs/rise-setup.md; the keys: docs/bibliography.md).",
         "",
     ]
     lines += body(runs, excl, points, cells)

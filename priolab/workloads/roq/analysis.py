@@ -28,7 +28,7 @@ receiver older than PLI): `pli_sent` (RTCP PLIs the receiver sent), `pli_receive
 reached the sender), `key_frames_forced` (IDRs the encoder made at a PLI's request) and
 `undecodable_frames` (complete frames that arrived while the prediction chain was broken).
 
-The shape of the target over time (seeds/003 §6.2-6.5), from the sender's rate log and the
+The shape of the target over time ([RoQ §6.2-6.5]), from the sender's rate log and the
 downlink's capacity as the run's link names it (a trace: its first drop in rate starts the
 dip, the next rise ends it; NaN when the capacity does not dip): `target_changes_per_s` (how
 often the target changes), `target_top_bottom_pct` (samples at the trivial controller's
@@ -200,7 +200,7 @@ def rate_table(run_dir: Path, t0_us: float) -> pd.DataFrame:
 
 
 TRIVIAL_EDGE_BPS = (256_000.0, 1_280_000.0)
-"""The trivial controller's lowest and highest levels (seeds/003 §3.3; roq-core trivial.rs)."""
+"""The trivial controller's lowest and highest levels ([RoQ §3.3]; roq-core trivial.rs)."""
 RAMP_SHARE = 0.9
 """`ramp_up_s` and `recovery_s`: the target reaches this share of its highest before the dip
 (an assumption: the paper's "good link utilization" has no number)."""

@@ -1,4 +1,4 @@
-"""The mechanism behind a verdict on seeds/003's claims (paper.py's `why`, analysis/why.py
+"""The mechanism behind a verdict on [RoQ]'s claims (paper.py's `why`, analysis/why.py
 `Why`; the verdict is analysis/verdicts.py's): per configuration, what the receiver saw, read
 off the runs of the claim's point.
 

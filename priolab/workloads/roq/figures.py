@@ -1,4 +1,4 @@
-"""Scenario figures and the SSIM table of the `roq` workload (seeds/003 Figs. 4-7).
+"""Scenario figures and the SSIM table of the `roq` workload ([RoQ Figs. 4-7]).
 
 - `roq_target_<setting>` (Figs. 4-6): the controller's target bitrate (line) and the rate
   the sender transmitted (light line) against time, one panel per configuration, the mean
@@ -10,7 +10,7 @@
 - `ssim_table.{md,csv}` (scenario folder): mean SSIM [95 % bootstrap CI over runs] per
   configuration and delay, the share of frames decoded beside it, the decoder's state (runs
   in which no picture was decoded, runs whose decoder pipeline stopped on an ERROR, mean
-  complete key frames), and the paper's number where it states one (seeds/003 §6, at 50 ms
+  complete key frames), and the paper's number where it states one ([RoQ §6], at 50 ms
   unless named). A configuration with such runs is not a low-SSIM result like the others:
   the `decoder` column says what happened instead of leaving the mean to speak for it.
 """
@@ -35,7 +35,7 @@ from priolab.workloads.roq.analysis import FRAMES_TABLE, RATE_TABLE
 
 Label = Callable[[str], str]
 
-# seeds/003 §6: average SSIM the paper reports, (scheme, setting) -> value
+# [RoQ §6]: average SSIM the paper reports, (scheme, setting) -> value
 PAPER_SSIM: dict[tuple[str, str], float] = {
     ("trivial", "d50"): 0.78,
     ("trivial+stream", "d50"): 0.75,
@@ -123,7 +123,7 @@ def fig_targets(runs: pd.DataFrame, out: Path, cmp_order: list[str], label: Labe
         axes[0].legend(fontsize=6)
         made += save(fig, out, f"roq_target_{setting}",
                      f"Target bitrate and transmitted rate, one-way delay setting {setting}, "
-                     "mean over repetitions (seeds/003 Figs. 4-6)")  # fmt: skip
+                     "mean over repetitions ([RoQ Figs. 4-6])")  # fmt: skip
     return made
 
 
@@ -148,7 +148,7 @@ def fig_scream_by_delay(runs: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_xlabel("time (s)")
     caption = (
         "SCReAM's target (dark) and transmitted rate (light): feedback inferred from "
-        "QUIC (left) and RTCP (right), one row per one-way delay (seeds/003 Fig. 7)"
+        "QUIC (left) and RTCP (right), one row per one-way delay ([RoQ Fig. 7])"
     )
     return save(fig, out, "roq_scream_by_delay", caption)
 

@@ -1,4 +1,4 @@
-"""seeds/003 ("RTP over QUIC" congestion-control study): its claims (§6, Figs. 4-7), the
+"""[RoQ] ("RTP over QUIC" congestion-control study): its claims (§6, Figs. 4-7), the
 condition each is measured under and the page's notes (analysis/claims.py says what a claim
 is).
 
@@ -34,7 +34,7 @@ ON_SIM = frozenset({"scream", "udp-scream", "trivial"})
 """The configurations the agreement point covers (scenarios/agreement/roq.yaml): their
 primary conditions run on the sim site (`SITES`)."""
 
-WHY_PRIMARY = ("seeds/003 §5.2: RFC 8867 test case 1's link, 1 Mbit/s with 500 kbit/s from "
+WHY_PRIMARY = ("[RoQ §5.2]: RFC 8867 test case 1's link, 1 Mbit/s with 500 kbit/s from "
                "60 to 90 s, a 400 ms (50 KB) TBF queue on both interfaces, the claim's one-way "
                "delay; the clip priolab chose before any RoQ result, testsrc2-noise (the "
                "paper's is unnamed): scenarios/roq-rfc8867-testsrc.yaml")  # fmt: skip
@@ -250,8 +250,6 @@ UNMEASURED = (
 PAPER = Paper(
     key="roq",
     short="RoQ",
-    title='"RTP over QUIC" congestion-control study (SCReAM vs NewReno, RTCP vs QUIC feedback)',
-    seed="003_567c33f2477ca67d.txt",
     kind="roq",
     scenarios=(PRIMARY, PHOTOS, "roq-rfc8867-d50", "roq-quick", "roq-gcc"),
     claims=CLAIMS,
