@@ -180,7 +180,13 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--out")
     s.set_defaults(func=_schema)
 
-    for mod in ("priolab.workloads.probe.calibrate", "traces.cli", "priolab.testbed", "vm.cli"):
+    for mod in (
+        "priolab.workloads.probe.calibrate",
+        "traces.cli",
+        "priolab.testbed",
+        "vm.cli",
+        "priolab.evidence.cli",
+    ):
         try:
             module = __import__(mod, fromlist=["register"])
         except ImportError:

@@ -367,6 +367,14 @@ def _param_files(params: BaseModel, base_dir: Path) -> list[Path]:
     return [f if f.is_absolute() else (base_dir / f) for f in found if isinstance(f, Path)]
 
 
+def run_input_files(link: Link, params: BaseModel, base_dir: Path) -> list[Path]:
+    """The files one run reads: its link's traces and the files its workload parameters
+    name, resolved against the scenario's folder, sorted (the evidence store's code digest
+    hashes their content)."""
+    traces = [f for d in ("uplink", "downlink") if (f := _trace_path(link, d, base_dir))]
+    return sorted({f.resolve() for f in [*traces, *_param_files(params, base_dir)]})
+
+
 def input_files(path: Path | str) -> list[Path]:
     """Every file the runs of a scenario read (throughput traces, frame and tracking traces),
     as absolute paths, sorted, without duplicates. Needs only a scenario that validates as a
