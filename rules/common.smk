@@ -94,8 +94,6 @@ def scenario_inputs(wildcards):
 
 RUN_METADATA = rundir.pattern(RESULTS, rundir.METADATA)  # one run's metadata.json
 RUN_METRICS = rundir.pattern(RESULTS, rundir.METRICS)
+RUN_FIGURE_DATA = rundir.pattern(RESULTS, rundir.FIGURE_DATA)
 RUN_TABLES = rundir.pattern(RESULTS, rundir.TABLES)
 CALIBRATION = f"{RESULTS}/calibration-{socket.gethostname()}.json"
-RUST_SOURCES = sorted(
-    str(p) for d in ("endpoints", "netem/linkem") for p in Path(d).rglob("*.rs")
-) + ["Cargo.toml", "Cargo.lock"]

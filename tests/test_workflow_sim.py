@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, mark_built
 
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.is_file(), reason="snakemake is not installed")
@@ -147,7 +147,7 @@ def test_a_tiny_scenario_runs_on_the_sim_site_to_its_summary_two_at_once(
     scenario.write_text(yaml.safe_dump(data))
     results = tmp_path / "results-sim"
     results.mkdir()
-    (results / ".build.done").touch()  # built already (make build): the test is the workflow
+    mark_built(results)  # built already (make build): the test is the workflow
     # the machine lock (a file of this test's) held by another process all along: a sim job
     # that took it would wait until the timeout
     lock = tmp_path / "machine.lock"
