@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from book import lint, results, workloads
-from book.__main__ import build
+from book.__main__ import build, pages
 from book.papers import DTP, PAPERS
 from priolab.paths import REPO_ROOT
 from priolab.workloads.dtp.workload import DtpParams
@@ -132,7 +132,7 @@ def test_hand_written_markdown_links_every_measured_figure():
 
 
 def test_pages_build_without_runs_and_say_so(tmp_path):
-    written = build(tmp_path / "no-results", tmp_path / "docs", REPO_ROOT)
+    written = build(tmp_path / "docs", REPO_ROOT, tmp_path / "empty-evidence")
     names = {p.relative_to(tmp_path / "docs").as_posix() for p in written}
     for paper in ("rise", "dtp", "qpr", "roq", "moq", "agreement"):
         assert f"results/{paper}.md" in names
@@ -140,7 +140,8 @@ def test_pages_build_without_runs_and_say_so(tmp_path):
         assert "No runs are present" in text
     dtp = (tmp_path / "docs/results/dtp.md").read_text()
     assert "--config scenario=scenarios/" in dtp and "--config site=sim scenario=scenarios/" in dtp
-    assert "in no-results/, so this page" in dtp  # build() without res_sim: one folder
+    assert "The evidence store (`evidence/`) holds no record of this paper's" in dtp
+    assert "priolab evidence add results-sim" in dtp
     assert "sim" in (tmp_path / "docs/results/agreement.md").read_text()
 
 
@@ -205,17 +206,16 @@ def test_results_page_sets_both_sites_side_by_side_never_pooled(tmp_path):
     mininet, sim = (lines[i].split(" | ") for i in rows)
     assert mininet[5:7] == ["3+3", "mininet"] and sim[5:7] == ["3+3", "sim"]
     assert mininet[4].startswith("3.73 [") and sim[4].startswith("1.91 [")  # .82/.22, .42/.22
-    assert "## Scenario dtp-quick on the mininet site (results/)" in lines
-    assert "## Scenario dtp-quick on the sim site (results-sim/)" in lines
-    assert lines.index("## Scenario dtp-quick on the mininet site (results/)") < lines.index(
-        "## Scenario dtp-quick on the sim site (results-sim/)"
+    assert "## Scenario dtp-quick on the mininet site" in lines
+    assert "## Scenario dtp-quick on the sim site" in lines
+    assert lines.index("## Scenario dtp-quick on the mininet site") < lines.index(
+        "## Scenario dtp-quick on the sim site"
     )
     for tree in ("results", "results-sim"):
         assert f"![deadline](figures/{tree}/dtp-quick/deadline.png)" in text
         assert (out / "figures" / tree / "dtp-quick" / "deadline.png").is_file()
     assert "Deadline ratio per scheme. (Site: sim.)" in text
-    assert "### dtp-quick on the sim site (results-sim/)" in lines
-    assert "Calibration reports: none in results-sim/." in lines
+    assert "### dtp-quick on the sim site" in lines
 
 
 def test_a_run_without_a_recorded_site_says_so(tmp_path):
@@ -227,7 +227,7 @@ def test_a_run_without_a_recorded_site_says_so(tmp_path):
     text = results.page(DTP, tmp_path / "results", out, REPO_ROOT, "abc")
     row = next(line for line in text.splitlines() if line.startswith("| abstract, Fig. 3"))
     assert "| site not recorded |" in row
-    assert "## Scenario dtp-quick on results/ (site not recorded)" in text
+    assert "## Scenario dtp-quick on the results records (site not recorded)" in text
 
 
 def test_claims_keep_speeds_apart_and_their_scenarios(tmp_path):
@@ -276,7 +276,7 @@ def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
 
     docs = tmp_path / "src"
     shutil.copytree(REPO_ROOT / "docs", docs, ignore=shutil.ignore_patterns("results", "workloads"))
-    build(tmp_path / "no-results", docs, REPO_ROOT)
+    build(docs, REPO_ROOT, tmp_path / "empty-evidence")
     cfg = (REPO_ROOT / "mkdocs.yml").read_text()
     cfg = cfg.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
         "site_dir: build/site", f"site_dir: {tmp_path / 'site'}"
@@ -314,9 +314,9 @@ def test_rise_page_reports_the_sim_site_apart(tmp_path):
     ]  # fmt: skip
     pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
     (d / "exclusions.csv").write_text("path,setting,scheme,speed,rep,reasons\n")
-    build(tmp_path / "results", tmp_path / "docs", REPO_ROOT, tmp_path / "results-sim")
+    pages(tmp_path / "docs", REPO_ROOT, [tmp_path / "results-sim"])
     text = (tmp_path / "docs" / "results" / "rise.md").read_text()
-    assert "The reproduction report on the sim site (results-sim/)" in text
+    assert "The reproduction report on the sim site" in text
     assert "on the mininet site" not in text  # no Mininet runs: no Mininet report
     line = next(x for x in text.splitlines() if x.startswith("| 5G | 3+3 |"))
     assert "∞" in line and line.endswith("| yes |")

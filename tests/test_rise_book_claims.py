@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from book.__main__ import build
+from book.__main__ import pages
 from priolab.paths import REPO_ROOT
 from priolab.workloads.rise import book_claims, reproduction
 
@@ -140,7 +140,7 @@ def test_rise_page_opens_with_the_claims_of_the_sim_runs(tmp_path: Path) -> None
           "source": "forest.exr", "mismatch_median_deg": 1.0, "ssim_mean": 0.9,
           "psnr_mean_db": 30.0} for s in ("nopri", "pri")]
     ).to_csv(pic / "runs.csv", index=False)  # fmt: skip
-    build(tmp_path / "results", tmp_path / "docs", REPO_ROOT, tmp_path / "results-sim")
+    pages(tmp_path / "docs", REPO_ROOT, [tmp_path / "results-sim"])
     text = (tmp_path / "docs" / "results" / "rise.md").read_text()
     assert "No runs are present" not in text
     assert "the summary of the sim runs" in text

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from priolab.evidence import marks
 from priolab.workloads.rise import reproduction
 from priolab.workloads.rise.numbers import ci
 
@@ -138,7 +139,7 @@ def rows(
         sel = runs[
             (runs["scenario"] == sc) & (runs["setting"] == st) & runs["scheme"].isin(schemes)
         ]
-        sites = ", ".join(sorted(set(sel["site"]))) if "site" in sel else "–"
+        sites = marks.site_cell(sel)  # with the records' standing: stale, real time
         file = f"`{files[sc]}`" if sc in files else sc
         out.append(
             [
