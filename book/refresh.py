@@ -97,7 +97,8 @@ def run(store_dir: Path, repo: Path, reps: int, results: Path, cores: int) -> in
     (results / TARGETS_FILE).write_text("".join(f"{p.rel_dir}\n" for p in todo))
     files = ",".join(sorted({str(p.file) for p in todo}))
     argv = [str(SNAKEMAKE), "--cores", str(cores), "--rerun-incomplete", "--keep-going",
-            "--config", "site=sim", f"results={results}", f"reps={reps}", "calibrate=false",
+            "--config", "site=sim", "sim_partial=true", f"results={results}", f"reps={reps}",
+            "calibrate=false",
             f"scenario={files}", "--",
             *[str(results / p.rel_dir / "metrics.json") for p in todo]]  # fmt: skip
     t0, cpu0 = time.monotonic(), _cpu_children_s()

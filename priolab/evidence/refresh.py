@@ -70,8 +70,8 @@ def points(
         refused: dict[str, int] = {}
         for spec in expand(sc, repo / f):
             problems = sim_problems(spec)
-            if problems:
-                why = f"{problems[0][0]}: {problems[0][1]}"
+            if problems:  # counted by what the sim lacks, not by the setting it lacks it in
+                why = problems[0][1]
                 refused[why] = refused.get(why, 0) + 1
                 continue
             rec = have.get((spec.setting, spec.scheme, spec.speed, spec.rep))
