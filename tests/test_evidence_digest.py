@@ -41,6 +41,7 @@ def _changes_only(
     before = {k: part(repo, k, "sim") for k in KINDS}
     f = repo / rel
     f.write_text(f.read_text() + ("\n// changed\n" if f.suffix == ".rs" else "\n# changed\n"))
+    digest.forget()  # digests are cached per process
     after = {k: part(repo, k, "sim") for k in KINDS}
     assert after[kind] != before[kind]
     assert all(after[k] == before[k] for k in KINDS if k != kind)
@@ -73,9 +74,11 @@ def test_each_workload_digests_its_own_endpoint(rust_copy: Path) -> None:
     t = rust_copy / "endpoints" / "moq" / "tests"
     t.mkdir(exist_ok=True)
     (t / "extra.rs").write_text("// a test: not in the binary\n")
+    digest.forget()
     assert digest.rust_digest(rust_copy, "moq", "sim") == after["moq"]
     lk = rust_copy / "netem" / "linkem" / "src" / "lib.rs"
     lk.write_text(lk.read_text() + "\n// changed\n")
+    digest.forget()
     assert all(digest.rust_digest(rust_copy, k, "sim") != after[k] for k in KINDS)
 
 
@@ -96,9 +99,11 @@ def test_python_digest_changes_with_a_file_in_its_set_only(python_copy: Path) ->
     for outside in ("priolab/workloads/rise/figures.py", "book/results.py"):
         f = python_copy / outside
         f.write_text(f.read_text() + "\n# changed\n")
+    digest.forget()
     assert {k: digest.python_digest(python_copy, k, "sim") for k in KINDS} == after
     shared = python_copy / "priolab" / "scenario.py"  # resolves every run's inputs
     shared.write_text(shared.read_text() + "\n# changed\n")
+    digest.forget()
     assert all(digest.python_digest(python_copy, k, "sim") != after[k] for k in KINDS)
 
 

@@ -150,3 +150,12 @@ def test_add_refuses_a_run_whose_code_changed_since_its_commit(
     with pytest.raises(add.EvidenceError, match="commit unknown to this repository"):
         add.add(results, store_dir=tmp_path / "ev", repo=REPO)
     assert add.add(results, store_dir=tmp_path / "ev", repo=REPO, allow_changed=True)
+
+
+def test_add_names_a_run_it_cannot_read(results: Path, tmp_path: Path) -> None:
+    bad = results / "quick" / "FB-4K-Low" / "pri" / "moderate" / "r9"
+    bad.mkdir(parents=True)
+    (bad / "metadata.json").write_text(json.dumps({"run": {"workload": {}}, "valid": False}))
+    with pytest.raises(add.EvidenceError, match=r"moderate/r9: workload kind '': not one of"):
+        add.add(results, store_dir=tmp_path / "ev", repo=REPO)
+    assert not (tmp_path / "ev").exists()  # nothing half-written

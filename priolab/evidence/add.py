@@ -17,6 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+from analysis.logs import AnalysisError
 from ground import rundir
 from ground.errors import UserError
 from priolab.evidence import collect, digest, store
@@ -102,7 +103,11 @@ def add(
         for run_dir in runs:
             if only is not None and run_dir.resolve() not in only:
                 continue
-            rec = collect.record(run_dir, repo, results_dir, multi_speed, pictures)
+            try:
+                rec = collect.record(run_dir, repo, results_dir, multi_speed, pictures)
+            except (AnalysisError, ValueError) as e:  # unreadable metadata, unknown workload
+                problems.append((str(run_dir), str(e)))
+                continue
             if not allow_changed:
                 problems += check_commit(rec, run_dir, repo)
             if rec.dirty:

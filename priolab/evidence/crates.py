@@ -68,6 +68,7 @@ def _bins(manifest: dict[str, Any], crate_dir: Path) -> tuple[str, ...]:
     return tuple(dict.fromkeys(named))
 
 
+@functools.cache
 def members(repo: Path) -> dict[str, Member]:
     """Package name → its member record, for every member of the root Cargo.toml."""
     root = _toml(repo / "Cargo.toml")

@@ -85,14 +85,12 @@ def python_files(repo: Path, kind: str, site: str) -> list[Path]:
 
 
 @functools.cache
-def _python_digest(repo: Path, kind: str, site: str, stamp: tuple[float, ...]) -> str:
+def python_digest(repo: Path, kind: str, site: str) -> str:
+    """The content hash of the Python a run of `kind` on `site` imports (cached per process:
+    `forget` after changing a file)."""
     lines = [f"{f.relative_to(repo).as_posix()} {crates.sha256_file(f)}"
              for f in python_files(repo, kind, site)]  # fmt: skip
     return _sha(lines)
-
-
-def python_digest(repo: Path, kind: str, site: str) -> str:
-    return _python_digest(repo, kind, site, _tree_stamp(repo, ("*.py",)))
 
 
 def rust_roots(repo: Path, kind: str, site: str) -> tuple[list[str], tuple[str, ...]]:
@@ -118,35 +116,18 @@ def rust_files(repo: Path, kind: str, site: str) -> list[Path]:
 
 
 @functools.cache
-def _rust_digest(repo: Path, kind: str, site: str, stamp: tuple[float, ...]) -> str:
+def rust_digest(repo: Path, kind: str, site: str) -> str:
+    """The content hash of the Rust sources a run of `kind` on `site` depends on (cached per
+    process: `forget` after changing a file)."""
     roots, shallow = rust_roots(repo, kind, site)
     return _sha(crates.digest_lines(repo, crates.closure(repo, roots, shallow)))
 
 
-def rust_digest(repo: Path, kind: str, site: str) -> str:
-    """The content hash of the Rust sources a run of `kind` on `site` depends on."""
-    return _rust_digest(repo, kind, site, _tree_stamp(repo, ("*.rs", "Cargo.toml", "Cargo.lock")))
-
-
-def _tree_stamp(repo: Path, patterns: tuple[str, ...]) -> tuple[float, ...]:
-    """A cache key that changes when a file of the kinds hashed changes (mtimes, sizes), so
-    a long-lived process (a test, the book) never reuses a stale digest."""
-    roots = (
-        ("endpoints", "netem", "Cargo.toml", "Cargo.lock")
-        if "*.rs" in patterns
-        else ("ground", "topologies", "traces", "netem", "vm", "analysis", "priolab", "book")
-    )
-    out: list[float] = []
-    for r in roots:
-        p = repo / r
-        files = [p] if p.is_file() else [f for pat in patterns for f in p.rglob(pat)]
-        for f in sorted(files):
-            try:
-                st = f.stat()
-            except OSError:
-                continue
-            out += [st.st_mtime, float(st.st_size)]
-    return tuple(out)
+def forget() -> None:
+    """Drop the cached digests (a process that changed a source file and digests again)."""
+    python_digest.cache_clear()
+    rust_digest.cache_clear()
+    crates.members.cache_clear()
 
 
 OUTSIDE = "<outside>"
