@@ -5,6 +5,7 @@ checked on a copy of the checkout's sources in tmp."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -131,3 +132,17 @@ def test_the_code_digest_hashes_its_three_parts() -> None:
     assert d.python == digest.python_digest(REPO, "dtp", "sim")
     assert d.code != digest.digests(run, [], "dtp", "mininet", REPO).code
     assert len({d.code, d.inputs, d.rust, d.python}) == 4
+
+
+def test_a_recorded_run_reads_the_files_its_point_reads() -> None:
+    """The files of a record come from its run block as metadata.json dumps it (a trace link's
+    dump does not validate again); they are the files the scenario's point reads."""
+    from priolab.scenario import expand, load, run_input_files, trace_names
+
+    f = REPO / "scenarios" / "dtp-quick.yaml"
+    spec = next(s for s in expand(load(f), f) if s.setting == "12-4-12MBps")
+    want = run_input_files(trace_names(spec.link), spec.params, spec.base_dir)
+    assert [p.name for p in want] == ["steps-dtp-12-4-12MBps-3s-10s.txt"]
+    dumped = json.loads(json.dumps(spec.to_json()))  # as metadata.json holds it
+    assert digest.run_files(dumped, REPO) == want
+    assert digest.run_files(digest.normalised_run(dumped, REPO), REPO) == want

@@ -97,6 +97,7 @@ def add(
     found: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     problems: list[tuple[str, str]] = []
     pictures = collect.picture_scores(results_dir)
+    dirty = 0
     for d in scenario_dirs(results_dir, scenario):
         runs = rundir.find_runs(d)
         multi_speed = len({rundir.coords(r).speed for r in runs}) > 1
@@ -110,12 +111,13 @@ def add(
                 continue
             if not allow_changed:
                 problems += check_commit(rec, run_dir, repo)
-            if rec.dirty:
-                print(f"note: {run_dir}: made with uncommitted changes; its code digest is of "
-                      "this checkout", file=sys.stderr)  # fmt: skip
+            dirty += bool(rec.dirty)
             found[(rec.site, rec.scenario)].append(rec)
     if problems:
         raise EvidenceError(results_dir, problems)
+    if dirty:
+        print(f"note: {dirty} run(s) were made with uncommitted changes; their code digest is "
+              "of this checkout", file=sys.stderr)  # fmt: skip
     out = []
     for (site, name), recs in sorted(found.items()):
         p = store.path_of(store_dir, site, name)

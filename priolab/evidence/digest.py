@@ -163,7 +163,6 @@ def run_files(run: dict[str, Any], repo: Path) -> list[Path]:
     `checkout_dir`): its link's traces and the files its workload parameters name."""
     from pydantic import ValidationError
 
-    from netem.model import Link
     from priolab.scenario import run_input_files
     from priolab.workloads import WORKLOADS
 
@@ -175,10 +174,12 @@ def run_files(run: dict[str, Any], repo: Path) -> list[Path]:
         return []
     try:  # a run of other code may not validate: its digest then differs from main's anyway
         params = WORKLOADS[kind].params_model.model_validate(w)
-        link = Link.model_validate(run.get("link") or {})
     except ValidationError:
         return []
-    return run_input_files(link, params, base)
+    link = run.get("link") or {}  # a dump does not validate again (its defaults are explicit)
+    named = [(link.get(d) or {}).get("trace") for d in ("uplink", "downlink")]
+    traces = [Path(str(t["file"])) for t in named if isinstance(t, dict) and t.get("file")]
+    return run_input_files(traces, params, base)
 
 
 def inputs_digest(run: dict[str, Any], files: list[Path], repo: Path) -> str:

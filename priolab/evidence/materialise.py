@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,11 +160,16 @@ def _label(r: RunRecord, recs: list[RunRecord]) -> str:
 
 
 def materialise(
-    store_dir: Path, out: Path, repo: Path, figures: bool = True, jobs: int = 2
+    store_dir: Path,
+    out: Path,
+    repo: Path,
+    figures: Collection[str] | None = None,
+    jobs: int = 2,
 ) -> list[Materialised]:
     """Every store file → its scenario folder under out/<site>/ (see the module's doc), in
-    `jobs` processes."""
-    work = [(p, out, repo, figures) for p in store.files(store_dir)]
+    `jobs` processes; figures for the scenarios named in `figures` (None: every scenario),
+    the others aggregated only."""
+    work = [(p, out, repo, figures is None or p.stem in figures) for p in store.files(store_dir)]
     if jobs > 1 and len(work) > 1:
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(jobs) as pool:

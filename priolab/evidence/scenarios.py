@@ -98,9 +98,9 @@ class Expected:
 
 
 def _spec_digests(repo: Path, spec: RunSpec, site: str) -> Digests:
-    from priolab.scenario import run_input_files
+    from priolab.scenario import run_input_files, trace_names
 
-    files = run_input_files(spec.link, spec.params, spec.base_dir)
+    files = run_input_files(trace_names(spec.link), spec.params, spec.base_dir)
     return digest.digests(spec.to_json(), files, spec.workload_kind, site, repo)
 
 

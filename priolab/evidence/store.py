@@ -65,6 +65,7 @@ def write(path: Path, records: list[RunRecord]) -> Path:
     t = table(records)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)
+    os.chmod(tmp, 0o644)  # a file of the repository, not a private temporary one
     try:
         pq.write_table(t, tmp, compression=COMPRESSION, compression_level=COMPRESSION_LEVEL,
                        use_dictionary=True, write_statistics=False,
