@@ -121,7 +121,8 @@ def build(out: Path, repo: Path, evidence: Path, jobs: int = 2) -> list[Path]:
     """Every generated page, from the records of the store `evidence` (materialised into a
     scratch tree per site, read side by side, never pooled: results.py)."""
     with tempfile.TemporaryDirectory(prefix="priolab-book-") as tmp:
-        done = materialise(evidence, Path(tmp), repo, jobs=jobs)
+        shown = {n for p in PAPERS for n in p.scenarios}  # the scenarios whose figures a page shows
+        done = materialise(evidence, Path(tmp), repo, figures=shown, jobs=jobs)
         sites = {m.site for m in done}
         trees = [Path(tmp) / s for s in SITE_ORDER if s in sites]
         trees += [Path(tmp) / s for s in sorted(sites - set(SITE_ORDER))]

@@ -1,7 +1,8 @@
 """`make book-refresh`: rerun the book's stale and missing sim cells and add them to the store.
 
-    python -m book.refresh plan [--reps 10] [--results results-refresh]
-    python -m book.refresh run  [--reps 10] [--results results-refresh] [--cores 2]
+    python -m book.refresh plan [--reps 10] [--only NAME,...]
+    python -m book.refresh run  [--reps 10] [--only NAME,...] [--results results-refresh]
+                                [--cores 2]
 
 The book's scenarios are every paper's (papers.py), the agreement points (scenarios/agreement/)
 and the regime map's grid (scenarios/maps/rise-loss-queue.yaml). Each sim point of theirs at
@@ -12,7 +13,9 @@ the sim site into `--results` (a tree of its own, so that no older run folder is
 new one: a leftover of a target is removed first), adds exactly those run folders to the
 store (`priolab evidence add ... --runs`) and, when it started from an empty store (every
 point missing), writes what it cost to evidence/refresh.json (the book's front page states
-it): wall time, the CPU time of every process it started, the longest run.
+it): wall time, the CPU time of every process it started, the longest run. `--only` limits
+both to some of the book's scenarios (the timing then is not a full refresh's, and is not
+written).
 """
 
 from __future__ import annotations
@@ -66,8 +69,17 @@ def _machine() -> str:
     return f"{os.cpu_count()} CPUs{', ' + model if model else ''}, {platform.node()}"
 
 
-def plan(store_dir: Path, repo: Path, reps: int) -> tuple[list[refresh.Point], list[refresh.Left]]:
-    return refresh.points(store_dir, repo, book_scenarios(repo), reps)
+def plan(
+    store_dir: Path, repo: Path, reps: int, only: list[str] | None = None
+) -> tuple[list[refresh.Point], list[refresh.Left]]:
+    """The book's sim points (of the scenarios in `only`, when given) and what is left out."""
+    names = book_scenarios(repo)
+    if only:
+        unknown = sorted(set(only) - set(names))
+        if unknown:
+            raise SystemExit(f"error: --only: {unknown} are not scenarios of the book: {names}")
+        names = [n for n in names if n in only]
+    return refresh.points(store_dir, repo, names, reps)
 
 
 def print_plan(pts: list[refresh.Point], left: list[refresh.Left]) -> None:
@@ -83,13 +95,20 @@ def print_plan(pts: list[refresh.Point], left: list[refresh.Left]) -> None:
     print(f"refresh: {todo} of {len(pts)} sim points to run")
 
 
-def run(store_dir: Path, repo: Path, reps: int, results: Path, cores: int) -> int:
-    pts, left = plan(store_dir, repo, reps)
+def run(
+    store_dir: Path,
+    repo: Path,
+    reps: int,
+    results: Path,
+    cores: int,
+    only: list[str] | None = None,
+) -> int:
+    pts, left = plan(store_dir, repo, reps, only)
     print_plan(pts, left)
     todo = [p for p in pts if p.state != "current"]
     if not todo:
         return 0
-    from_empty = all(p.state == "missing" for p in pts)
+    from_empty = not only and all(p.state == "missing" for p in pts)  # a full refresh
     results.mkdir(parents=True, exist_ok=True)
     for p in todo:  # a leftover of an earlier refresh is not taken for a new run
         if (results / p.rel_dir).exists():
@@ -135,11 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=REPO_ROOT / "results-refresh")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--evidence", type=Path, default=store.STORE)
+    ap.add_argument("--only", help="these scenarios of the book only (comma-separated names)")
     args = ap.parse_args(argv)
+    only = args.only.split(",") if args.only else None
     if args.what == "plan":
-        print_plan(*plan(args.evidence, REPO_ROOT, args.reps))
+        print_plan(*plan(args.evidence, REPO_ROOT, args.reps, only))
         return 0
-    return run(args.evidence, REPO_ROOT, args.reps, args.results.resolve(), args.cores)
+    return run(args.evidence, REPO_ROOT, args.reps, args.results.resolve(), args.cores, only)
 
 
 if __name__ == "__main__":
