@@ -33,7 +33,8 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from priolab.evidence.verify import REL_TOL, current_sim_records, sample, verify
+    from analysis.sameness import REL_TOL
+    from priolab.evidence.verify import current_sim_records, sample, verify
 
     current, stale = current_sim_records(Path(args.store), REPO_ROOT)
     if len(current) < args.min_current:

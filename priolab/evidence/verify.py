@@ -7,10 +7,10 @@ same steps as the workflow (priolab run-one --site sim, analysis.tables, analysi
 and is compared with the record:
 
 - the verdict: `valid` and the reasons' codes, exactly;
-- every metric of metrics.json: a metric whose value is an integer in both (a count of
-  frames, packets, bytes, freezes, or a share of them that came out whole) must be equal; any
-  other must agree within REL_TOL relative (ABS_TOL near zero); NaN matches only NaN and an
-  infinity only itself. Why: the sim site is deterministic, and counts are sums of events that
+- every metric of metrics.json, by analysis/sameness.py's rule (the sim golden tests' too): a
+  metric whose value is a whole number on both sides (a count of frames, packets, bytes,
+  freezes) must be equal; any other must agree within `sameness.REL_TOL` relative; NaN
+  matches only NaN. Why: the sim site is deterministic, and counts are sums of events that
   come out exact on any CPU; a measured float passes through libm and vectorised reductions
   whose last bits may differ between CPUs (numpy picks kernels by the CPU's vector units), so
   it may differ in its last digits and nowhere else.
@@ -18,38 +18,16 @@ and is compared with the record:
 
 from __future__ import annotations
 
-import math
 import random
 import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.sameness import moved
 from priolab.evidence import collect, store
 from priolab.evidence.records import REPLAYABLE_SITES, RunRecord
 from priolab.evidence.scenarios import expected
-
-REL_TOL = 1e-9
-"""Relative tolerance of a float metric (last digits of a double; see the module's doc)."""
-ABS_TOL = 1e-12
-"""Below this, two floats near zero agree (a mean of zeros may come out as 1e-17)."""
-
-
-def is_count(x: float) -> bool:
-    return math.isfinite(x) and float(x).is_integer()
-
-
-def same(a: float | None, b: float | None) -> bool:
-    """Whether a recorded metric and its rerun agree (the module's rule)."""
-    if a is None or b is None:
-        return a is None and b is None
-    if math.isnan(a) or math.isnan(b):
-        return math.isnan(a) and math.isnan(b)
-    if math.isinf(a) or math.isinf(b):
-        return a == b
-    if is_count(a) and is_count(b):
-        return a == b
-    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
 
 
 def differences(old: RunRecord, new: RunRecord) -> list[str]:
@@ -60,12 +38,7 @@ def differences(old: RunRecord, new: RunRecord) -> list[str]:
     codes = sorted(r.code for r in old.reasons), sorted(r.code for r in new.reasons)
     if codes[0] != codes[1]:
         out.append(f"reasons: recorded {codes[0]}, rerun {codes[1]}")
-    for k in sorted(set(old.metrics) | set(new.metrics)):
-        if k not in old.metrics or k not in new.metrics:
-            out.append(f"{k}: only {'recorded' if k in old.metrics else 'in the rerun'}")
-        elif not same(old.metrics[k], new.metrics[k]):
-            out.append(f"{k}: recorded {old.metrics[k]!r}, rerun {new.metrics[k]!r}")
-    return out
+    return out + moved(old.metrics, new.metrics)
 
 
 @dataclass
