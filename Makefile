@@ -18,36 +18,57 @@ PY := $(VENV)/bin/python
 SCENARIO ?= scenarios/quick.yaml
 CORES ?= 2
 
-# Debian packages: Mininet and its tools, traffic tools, the Python venv, ffmpeg for
-# frame-size traces, SSH for the testbed tests, debootstrap and qemu for the stock-kernel VM,
-# tcpdump for packet capture (scenario key capture), GStreamer with x264enc (plugins-ugly) and
-# avdec_h264 (libav) and its development files for the `roq` endpoint's live encoder/decoder,
-# mate-backgrounds for the photographs of roq's natural source (`photo-pans`, GPL-2+);
-# chromium for the documentation site's browser check (`make test-docs`); Slurm (slurmctld,
-# slurmd, its clients) and munge for the Slurm profile's one-node test cluster (`make test-slurm`).
-APT_PKGS := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
-	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config \
-	ffmpeg openssh-server openssh-client sshpass rsync tcpdump \
+# Debian packages, in two sets. `make reproduce` installs APT_RUN only: Mininet and its tools,
+# iperf3 and ping (the link calibration), the Python venv, and a C toolchain for the crates the
+# quick reproduction builds (`make build-quick`: rise and linkem, no GStreamer).
+APT_RUN := mininet iproute2 ethtool iperf3 iputils-ping procps psmisc kmod \
+	python3 python3-venv python3-dev git ca-certificates build-essential pkg-config
+# `make test` adds APT_TEST: ffmpeg for frame-size traces, SSH for the testbed tests,
+# tcpdump for packet capture (scenario key capture), tshark for the tests that open those
+# pcaps and decrypt their QUIC with the TLS key log (tests/formats_checks.py), debootstrap and
+# qemu for the stock-kernel VM, GStreamer with x264enc (plugins-ugly) and avdec_h264 (libav)
+# and its development files for the `roq` endpoint's live encoder/decoder (the whole
+# workspace builds), mate-backgrounds for the photographs of roq's natural source
+# (`photo-pans`, GPL-2+), chromium for the documentation site's browser check
+# (`make test-docs`), Slurm (slurmctld, slurmd, its clients) and munge for the Slurm profile's
+# one-node test cluster (`make test-slurm`, which starts its own daemons in a temp folder).
+APT_TEST := ffmpeg openssh-server openssh-client sshpass rsync tcpdump tshark \
 	debootstrap qemu-system-x86 e2fsprogs \
 	libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-plugins-base \
 	gstreamer1.0-plugins-ugly gstreamer1.0-libav mate-backgrounds \
 	chromium \
 	slurmctld slurmd slurm-client munge
+# Daemons Debian enables when it installs their packages. The tests bring up their own, so
+# apt-test leaves the system's disabled and stopped, if it was apt-test that installed them.
+APT_DAEMONS := munge slurmctld slurmd
 
-.PHONY: setup apt venv lock build reproduce reproduce-run test check test-rust test-python test-slurm test-docs test-evidence docs book-refresh lint clean-results doctor vm
+.PHONY: setup apt apt-test venv lock build build-quick reproduce reproduce-run test check test-rust test-python test-slurm test-docs test-evidence docs book-refresh lint clean-results doctor vm
 
-setup: apt venv build
+setup: apt apt-test venv build
 
-apt:
-	@missing=$$(for p in $(APT_PKGS); do \
+# $(call apt_install,PACKAGES,DAEMONS): install what is missing of PACKAGES (apt-get update
+# first), then disable and stop each of DAEMONS that this call installed.
+define apt_install
+	@missing=$$(for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'install ok installed' || echo $$p; \
 	done); \
 	if [ -n "$$missing" ]; then \
-		echo "apt: installing $$missing"; \
-		apt-get update && apt-get install -y --no-install-recommends $$missing; \
+		echo "apt: installing" $$missing; \
+		apt-get update && apt-get install -y --no-install-recommends $$missing || exit 1; \
+		for d in $(2); do case " $$(echo $$missing) " in *" $$d "*) \
+			echo "apt: $$d installed; its daemon left disabled"; \
+			systemctl disable --now $$d >/dev/null 2>&1 || systemctl disable $$d >/dev/null 2>&1 || true;; \
+		esac; done; \
 	else echo "apt: all packages present"; fi
+endef
+
+apt:
+	$(call apt_install,$(APT_RUN),)
 	@command -v cargo >/dev/null || { echo "cargo not found: installing Debian's rust toolchain"; \
 		apt-get update && apt-get install -y --no-install-recommends cargo rustc; }
+
+apt-test: apt
+	$(call apt_install,$(APT_TEST),$(APT_DAEMONS))
 
 # The venv uses Debian's python3 so that Debian's mininet module is importable. It installs
 # exactly requirements.lock (every package pinned, with hashes; `make lock` regenerates it from
@@ -66,13 +87,16 @@ $(VENV)/.installed: pyproject.toml $(LOCK)
 	touch $@
 
 # Regenerate the lock from pyproject.toml (the newest versions its bounds allow, today), in a
-# throw-away venv so nothing of .venv leaks into the resolution. Review the diff, run
+# throw-away venv so nothing of .venv leaks into the resolution, and nothing of this machine
+# into the lock: no --find-links or index URL from pip's environment (PIP_FIND_LINKS) is
+# written into it (tests/test_pylock.py checks the lock holds no local path). Review the diff, run
 # `make test`, commit pyproject.toml and requirements.lock together.
 lock:
 	rm -rf .lock-venv
 	/usr/bin/python3 -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet --disable-pip-version-check '$(PIP_TOOLS)'
 	.lock-venv/bin/pip-compile --quiet --strip-extras --generate-hashes --allow-unsafe \
+		--no-emit-find-links --no-emit-index-url \
 		--all-build-deps --extra dev --extra testbed --extra docs --extra cluster \
 		--output-file $(LOCK) pyproject.toml
 	rm -rf .lock-venv
@@ -80,13 +104,19 @@ lock:
 build:
 	cargo build --release --workspace --locked
 
-doctor: setup
+# Only the crates SCENARIO's workloads run (and linkem, which also builds the calibration's
+# probe), as `priolab testbed needs` names them: the quick reproduction builds rise and linkem,
+# not roq, so it needs no GStreamer.
+build-quick: venv
+	cargo build --release --locked $$($(VENV)/bin/priolab testbed needs --cargo $(SCENARIO))
+
+doctor: apt venv build-quick
 	$(VENV)/bin/priolab doctor
 
 # Each command's steps, in order: make runs them one after another, and `.ci/timed-make
 # TARGET` times them one by one into evidence/timings/TARGET.json (the timings page).
-REPRODUCE_STEPS := apt venv build reproduce-run
-TEST_STEPS := apt venv build lint vm test-rust test-docs test-evidence test-python
+REPRODUCE_STEPS := apt venv build-quick reproduce-run
+TEST_STEPS := apt apt-test venv build lint vm test-rust test-docs test-evidence test-python
 
 reproduce: $(REPRODUCE_STEPS)
 
@@ -120,7 +150,7 @@ test-rust:
 
 # The documentation site: the generated pages (`snakemake book`: results per paper from the
 # evidence store's records, workload reference pages), then MkDocs (mkdocs.yml) into build/site.
-docs: setup
+docs: apt venv
 	$(VENV)/bin/snakemake --cores 1 --force book
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
@@ -156,3 +186,6 @@ test-slurm: setup
 
 clean-results:
 	rm -rf results results-refresh .snakemake
+
+print-%:
+	@echo $($*)

@@ -9,6 +9,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from book.bibliography import BY_KEY
 from book.papers import PAPERS
 from priolab.evidence.materialise import Materialised
 from priolab.evidence.refresh import TIMING_FILE, Timing, slurm_estimate_s
@@ -55,7 +56,7 @@ def page(done: Sequence[Materialised], evidence: Path, repo: Path) -> str:
         "agreement. Every page is generated from the run records of the evidence store "
         "(`evidence/`, evidence/README.md) by `make docs`; no run folder is read.",
         "",
-        *[f"- [{p.short}]({p.key}.md): {p.title}" for p in PAPERS],
+        *[f"- [{p.short}]({p.key}.md): {BY_KEY[p.short].short()}" for p in PAPERS],
         "- [Sim against Mininet: agreement](agreement.md)",
         "",
         "## What the pages rest on",

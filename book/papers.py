@@ -1,7 +1,8 @@
 """The five papers priolab reproduces, the scenarios that measure each, and the claims that a
 results page sets beside priolab's numbers.
 
-Which paper is which: ../shared/seeds/README.md. A claim is either a ratio of two schemes'
+Each paper is cited by its short key (`Paper.short`), whose reference and BibTeX entry are
+book/bibliography.py's (docs/bibliography.md). A claim is either a ratio of two schemes'
 means of one metric (`num` ÷ `den`) or, with `den` empty, the mean of one scheme. Its value
 comes from the scenarios' runs.csv (valid runs only) with a 95 % percentile bootstrap CI, as
 every table of analysis/ gives it. RISE's claims live in priolab/workloads/rise/reproduction.py
@@ -50,9 +51,7 @@ class Claim:
 @dataclass(frozen=True)
 class Paper:
     key: str  # the page's file name: results/<key>.md
-    short: str
-    title: str
-    seed: str  # ../shared/seeds/<seed>
+    short: str  # the paper's key in book/bibliography.py: [RISE], [RoQ §5.2]
     kind: str  # workload kind
     scenarios: tuple[str, ...]  # scenario names (results/<name>/), in order of preference
     claims: tuple[Claim, ...] = field(default=())
@@ -75,9 +74,6 @@ class Paper:
 RISE = Paper(
     "rise",
     "RISE",
-    'Lin et al., "Leveraging Cross-Directional Dependency in Realtime Interactive Streaming", '
-    "MMAsia 2025",
-    "000_63c06fa1bc28e1db.txt",
     "rise",
     (
         "quick",
@@ -107,13 +103,13 @@ RISE = Paper(
 ABOVE_1 = 1.0 + 1e-9
 BELOW_1 = 1.0 - 1e-9
 INF = math.inf
-# seeds/001 Fig. 3's axis: below the 6 MB/s the blocks need ("bandwidth limited") and above
+# [DTP Fig. 3]'s axis: below the 6 MB/s the blocks need ("bandwidth limited") and above
 DTP_LIMITED = ("1MBps", "2MBps", "3MBps", "4MBps", "5MBps", "6MBps")
 DTP_ENOUGH = ("8MBps", "10MBps")
 DTP_LOSS = ("loss1", "loss5", "loss10", "loss15", "loss20")
 DTP_FIG3 = ("dtp-bandwidth", "dtp-quick")
 
-# seeds/001 §VI-A.1's other statements on Figs. 3 and 4, each a row of its own
+# [DTP §VI-A.1]'s other statements on Figs. 3 and 4, each a row of its own
 DTP_BELOW_NEED = ("1MBps", "2MBps", "3MBps", "4MBps", "5MBps")  # below the 6 MB/s needed
 DTP_MORE: tuple[Claim, ...] = (
     *(
@@ -217,8 +213,6 @@ DTP_MORE: tuple[Claim, ...] = (
 DTP = Paper(
     "dtp",
     "DTP",
-    'Zhang et al., "To Punctuality and Beyond: Meeting Application Deadlines with DTP"',
-    "001_c4c401b2cadd180f.txt",
     "dtp",
     (
         "dtp-bandwidth",
@@ -405,7 +399,7 @@ QPR_READINGS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-# QPR(F) (seeds/002 §IV-E, Fig. 17; scenarios/qpr-fec.yaml): the FEC schemes per reading
+# QPR(F) ([QPR §IV-E, Fig. 17]; scenarios/qpr-fec.yaml): the FEC schemes per reading
 QPR_FEC_READINGS: tuple[tuple[str, str, str], ...] = (
     ("-fec", "paper text: fixed window", "qpr-fec"),
     ("-lossblind-fec", "variant: loss-blind second connection", "qpr-fec"),
@@ -493,7 +487,7 @@ QPR_NOTES: tuple[str, ...] = (
     "",
 )
 
-# seeds/002 §IV-D's other statements, on the paper-text reading (scenarios/qpr-5g.yaml, the
+# [QPR §IV-D]'s other statements, on the paper-text reading (scenarios/qpr-5g.yaml, the
 # one scenario with both traces at every loss level)
 QPR_TEXT = QPR_READINGS[:1]
 QPR_MORE: tuple[Claim, ...] = (
@@ -626,8 +620,6 @@ QPR_MORE: tuple[Claim, ...] = (
 QPR = Paper(
     "qpr",
     "QPR",
-    'Ravuri et al., "Adaptive Partially Reliable Delivery of Immersive Media over QUIC-HTTP/3"',
-    "002_d051cd817c919f31.txt",
     "qpr",
     ("qpr-5g", "qpr-readings", "qpr-fec", "qpr-h2", "qpr-quick", "qpr-paths"),
     (
@@ -739,7 +731,7 @@ QPR = Paper(
     readings=tuple(label for _, label, _ in QPR_READINGS),
 )
 
-# seeds/003's comparisons between two of its configurations, each a ratio of two SSIMs the
+# [RoQ]'s comparisons between two of its configurations, each a ratio of two SSIMs the
 # paper reports (PAPER_SSIM, at 50 ms): (section, text, numerator, denominator)
 ROQ_PAIRS: tuple[tuple[str, str, str, str], ...] = (
     ("§6.3", "SCReAM over QUIC against SCReAM over UDP (the paper: QUIC \"even\" higher)",
@@ -752,7 +744,7 @@ ROQ_PAIRS: tuple[tuple[str, str, str, str], ...] = (
      "trivial-newreno+stream", "trivial-newreno"),
 )  # fmt: skip
 
-# seeds/003's statements about the controllers' target bitrate (Figs. 4-6, clip-independent):
+# [RoQ]'s statements about the controllers' target bitrate (Figs. 4-6, clip-independent):
 # (section, text, scheme, paper as printed, lo, hi) of target_mean_kbps at 50 ms. The trivial
 # controller's levels are 256, 512, 768, 1024 and 1280 kbit/s; "uses the highest level" is
 # read as a mean above the midpoint of the top two (1152), "stays at the lowest level most
@@ -776,7 +768,7 @@ ROQ_TARGETS: tuple[tuple[str, str, str, str, float, float], ...] = (
      150.0),
 )  # fmt: skip
 
-# seeds/003 §6.5, Fig. 7: SCReAM with feedback inferred from QUIC against SCReAM with RTCP
+# [RoQ §6.5, Fig. 7]: SCReAM with feedback inferred from QUIC against SCReAM with RTCP
 # feedback, per one-way delay: "The two lower link delays lead to SSIM values equal or even
 # higher than in the experiment using RTCP feedback. The two larger delays lead to slightly
 # lower SSIM values": (setting, paper as printed, lo, hi) of SSIM scream-quicfb ÷ scream
@@ -827,8 +819,6 @@ ROQ_NOTES: tuple[str, ...] = (
 ROQ = Paper(
     "roq",
     "RoQ",
-    '"RTP over QUIC" congestion-control study (SCReAM vs NewReno, RTCP vs QUIC feedback)',
-    "003_567c33f2477ca67d.txt",
     "roq",
     ("roq-rfc8867", "roq-rfc8867-d50", "roq-quick", "roq-gcc"),
     (
@@ -897,15 +887,12 @@ ROQ = Paper(
     why=what_the_receiver_got,
 )
 
-MOQ_RATES = ("2.7M", "2.85M", "3M")  # seeds/004's three constraints (scenarios/moq-sports.yaml)
-MOQ_I_BUDGET_MS = 700.0  # seeds/004 Fig. 6: "if the latency budget is 700 ms or more"
+MOQ_RATES = ("2.7M", "2.85M", "3M")  # [MoQ]'s three constraints (scenarios/moq-sports.yaml)
+MOQ_I_BUDGET_MS = 700.0  # [MoQ Fig. 6]: "if the latency budget is 700 ms or more"
 
 MOQ = Paper(
     "moq",
     "MoQ",
-    'Gurel et al., "A Fresh Look at Live Sports Streaming with Prioritized Media-over-QUIC '
-    'Transport"',
-    "004_5b2a9a216f36b10d.txt",
     "moq",
     ("moq-sports", "moq-overhead"),
     (

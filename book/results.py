@@ -30,6 +30,7 @@ import pandas as pd
 
 from analysis.judged import finite, runs_text
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from book.bibliography import BY_KEY, cite_block
 from book.papers import Claim, Paper
 from ground import rundir
 from priolab.evidence import marks
@@ -480,7 +481,7 @@ def page(
     lines = [
         f"# {paper.short}: results",
         "",
-        f"Paper: {paper.title} (`../shared/seeds/{paper.seed}`). Workload: "
+        f"Paper: {BY_KEY[paper.short].short()}. Workload: "
         f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the {n_records} run "
         "records of its scenarios in the evidence store (`evidence/`) by `snakemake book` "
         "(`python -m book`); nothing on this page is typed by hand. Every number names its "
@@ -489,6 +490,7 @@ def page(
         "book-refresh` reruns them), by *real time* on runs of a real-time site (not "
         "replayable: their machines and calibration reports are in the provenance).",
         "",
+        *cite_block(paper.short),
     ]
     if not found:
         lines += no_runs(paper, files, trees)

@@ -4,7 +4,10 @@ time goes, from the records in evidence/timings/ (never typed by hand).
 - `test.json`, `reproduce.json`: `.ci/timed-make TARGET` (each step of `make TARGET` with its
   wall and CPU seconds; on a fresh machine and clone, the set-up from bare);
 - `vm-job.json`: tests/test_vm.py's record of its VM job (vm/timings.py), written where
-  `PRIOLAB_TIMINGS_DIR` points.
+  `PRIOLAB_TIMINGS_DIR` points;
+- `apt-bare.json`: `.ci/time-apt-bare` (the Debian packages of each command installed into a
+  bare Debian made with debootstrap: what `make apt` and `make apt-test` take on a fresh
+  machine, which a machine that has the packages cannot show).
 """
 
 from __future__ import annotations
@@ -55,6 +58,29 @@ def _steps(rec: dict[str, Any], vm: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+APT_SETS = {"run": "`make apt` (`make reproduce`'s)", "test": "`make apt` and `make apt-test`"}
+
+
+def _apt(rec: dict[str, Any]) -> list[str]:
+    host = rec.get("host", {})
+    lines = [
+        f"Into a bare Debian 12 (debootstrap minbase, {rec['debootstrap_s']:.0f} s), from "
+        f"{rec['mirror']}, on {host.get('cpus', '?')} cores of "
+        f"{host.get('cpu_model') or 'an unnamed CPU'}, at commit `{str(rec.get('commit'))[:12]}`. "
+        "The steps above ran where the packages were already installed, so their apt steps "
+        "show only the check; on a fresh machine add these:",
+        "",
+        "| packages | install from bare | packages then installed | size of the system |",
+        "|---|---|---|---|",
+    ]
+    for st in rec["sets"]:
+        lines.append(
+            f"| {APT_SETS.get(st['set'], st['set'])} | {st['wall_s']:.0f} s | "
+            f"{st['packages_installed']} | {st['root_mb']} MB |"
+        )
+    return lines
+
+
 def page(timings: Path) -> str:
     out = [
         "# How long it takes",
@@ -76,6 +102,12 @@ def page(timings: Path) -> str:
             ]
             continue
         out += [*_steps(rec, vm), ""]
+    out += ["## The Debian packages from bare", ""]
+    apt = _read(timings / "apt-bare.json")
+    if apt is None:
+        out += ["Not measured yet: `.ci/time-apt-bare` measures it.", ""]
+    else:
+        out += [*_apt(apt), ""]
     out += ["## Where the in-VM job's time goes", ""]
     if vm is None:
         out += [

@@ -11,6 +11,8 @@ A run of a scenario's matrix point lives in
         linkem-packets.log (link.packet_log) one line per packet
         .node-<node>.tar.gz (testbed) a node's outputs, until the controller unpacks them
         tc-applied.json    (tc backend) the qdiscs applied
+        capture-<node>.pcap (capture:) each endpoint's packets, beside tls-keys.log
+        <endpoint>/qlog/   (qlog: true) one qlog trace per QUIC connection of that endpoint
         logs/              <process>.stdout / .stderr of every planned process
         tables/            parquet tables analysis writes (analysis.tables, analysis.metrics)
         metrics.json       per-run metrics (analysis.metrics)
@@ -58,7 +60,13 @@ ARCHIVE_SUFFIX = ".tar.gz"
 TLS_KEYLOG = "tls-keys.log"
 """(captured runs) the TLS keys of a pair's connector, SSLKEYLOGFILE format, beside the pcaps."""
 CAPTURE_PREFIX = "capture-"
-"""(capture:) tcpdump's `capture-<node>.pcap` of each endpoint."""
+"""(capture:) `capture-<node>.pcap` of each endpoint: tcpdump's on the real sites, the sim's
+own (simnet's capture) on the sim site."""
+CAPTURE_SUFFIX = ".pcap"
+QLOG_DIR = "qlog"
+"""(qlog: true) a folder in each QUIC endpoint's log folder (host/, guest/, host-2/, ...) with
+one JSON-SEQ qlog trace per connection, `<program>-<role>-<n>.sqlog` (quicsetup's qlog)."""
+QLOG_SUFFIX = ".sqlog"
 STOP_FILE = ".stop"
 """Created in a node's run folder when the run is over (nodes with only servers); removed
 before the run is promoted."""
@@ -150,7 +158,17 @@ NODE_ARCHIVES_GLOB = node_archive("*")
 
 
 def capture(node: str) -> str:
-    return f"{CAPTURE_PREFIX}{node}.pcap"
+    return f"{CAPTURE_PREFIX}{node}{CAPTURE_SUFFIX}"
+
+
+def qlog_dir(endpoint_dir: Path) -> Path:
+    """Where a QUIC endpoint whose logs go to `endpoint_dir` writes its qlog traces."""
+    return endpoint_dir / QLOG_DIR
+
+
+def qlog_files(run: Path) -> list[Path]:
+    """Every qlog trace of a run folder, sorted."""
+    return sorted(run.glob(f"*/{QLOG_DIR}/*{QLOG_SUFFIX}"))
 
 
 def tc_stats(node: str) -> str:

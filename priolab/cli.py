@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -124,12 +125,58 @@ def _schema(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Version(argparse.Action):
+    """`--version`: the version and the commit (priolab.provenance.version_text), computed only
+    when asked for (it runs git)."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from priolab.provenance import version_text
+
+        print(version_text())
+        parser.exit()
+
+
+# Subcommands that their own folder registers (`register(subparsers)`), imported when the
+# parser is built. One whose import fails stays listed, and says why when called.
+REGISTERED = (
+    ("calibrate", "priolab.workloads.probe.calibrate"),
+    ("trace", "traces.cli"),
+    ("testbed", "priolab.testbed"),
+    ("vm", "vm.cli"),
+    ("data", "priolab.datasets"),
+    ("export", "analysis.export"),
+    ("evidence", "priolab.evidence.cli"),
+    ("completion", "priolab.completion"),
+)
+
+
+def _unavailable(sub: argparse._SubParsersAction, name: str, module: str, err: Exception) -> None:
+    why = f"importing {module} failed: {type(err).__name__}: {err}"
+    u = sub.add_parser(name, help=f"unavailable ({why})", description=f"unavailable: {why}")
+    u.add_argument("rest", nargs=argparse.REMAINDER, help="ignored: the command is unavailable")
+
+    def say(args: argparse.Namespace) -> int:
+        print(f"error: priolab {name} is unavailable: {why}", file=sys.stderr)
+        return 1
+
+    u.set_defaults(func=say)
+
+
+SCENARIO_HELP = "a scenario file (scenarios/*.yaml)"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="priolab", description=__doc__)
-    sub = p.add_subparsers(dest="command", required=True)
+    p.add_argument(
+        "--version", action=_Version, help="print the version and the commit it runs from"
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     c = sub.add_parser("check", help="validate a scenario file and print its expanded matrix")
-    c.add_argument("scenario")
+    c.add_argument("scenario", help=SCENARIO_HELP)
     c.add_argument("--json", action="store_true", help="print the runs as JSON")
     c.add_argument(
         "--inputs", action="store_true", help="only list the files the runs read (absolute)"
@@ -137,11 +184,23 @@ def parser() -> argparse.ArgumentParser:
     c.set_defaults(func=_check)
 
     r = sub.add_parser("run-one", help="run one matrix point of a scenario")
-    r.add_argument("scenario")
-    r.add_argument("--setting", required=True)
-    r.add_argument("--scheme", default="default")
-    r.add_argument("--speed", default="default")
-    r.add_argument("--rep", type=int, default=1)
+    r.add_argument("scenario", help=SCENARIO_HELP)
+    r.add_argument(
+        "--setting", required=True, help="the matrix point's setting (a key of `settings:`)"
+    )
+    r.add_argument(
+        "--scheme",
+        default="default",
+        help="its scheme (a key of `schemes:`; default: `default`, a file without schemes)",
+    )
+    r.add_argument(
+        "--speed",
+        default="default",
+        help="its speed (a key of `speeds:`; default: `default`, a file without speeds)",
+    )
+    r.add_argument(
+        "--rep", type=int, default=1, help="its repetition, 1 to the scenario's repetitions"
+    )
     r.add_argument(
         "--reps",
         type=int,
@@ -150,8 +209,18 @@ def parser() -> argparse.ArgumentParser:
         "0: as the file says",
     )
     r.add_argument("--out", help="run directory (default: RESULTS/<scenario>/<setting>/...)")
-    r.add_argument("--results", default="results")
-    r.add_argument("--backend", choices=["auto", "tc", "userspace"])
+    r.add_argument(
+        "--results",
+        default="results",
+        help="the results folder the run directory goes under unless --out names it "
+        "(default: results)",
+    )
+    r.add_argument(
+        "--backend",
+        choices=["auto", "tc", "userspace"],
+        help="the link backend, overriding the scenario's `link.backend` (auto: tc where the "
+        "kernel has netem, else linkem; netem/README.md)",
+    )
     r.add_argument(
         "--site",
         choices=["mininet", "vm", "sim"],
@@ -173,24 +242,19 @@ def parser() -> argparse.ArgumentParser:
     k.set_defaults(func=_clean)
 
     d = sub.add_parser("doctor", help="what this machine supports; which backend 'auto' picks")
-    d.add_argument("--json", action="store_true")
+    d.add_argument("--json", action="store_true", help="print the findings as JSON")
     d.set_defaults(func=_doctor)
 
     s = sub.add_parser("schema", help="print the JSON schema of scenario files")
-    s.add_argument("--out")
+    s.add_argument("--out", help="write it to this file instead of standard output")
     s.set_defaults(func=_schema)
 
-    for mod in (
-        "priolab.workloads.probe.calibrate",
-        "traces.cli",
-        "priolab.testbed",
-        "vm.cli",
-        "priolab.evidence.cli",
-    ):
+    for name, mod in REGISTERED:
         try:
-            module = __import__(mod, fromlist=["register"])
-        except ImportError:
-            continue  # built by its own folder; absent until then
+            module = importlib.import_module(mod)
+        except Exception as e:  # anything its import raises: listed, and says why when called
+            _unavailable(sub, name, mod, e)
+            continue
         module.register(sub)
     return p
 

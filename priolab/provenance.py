@@ -20,20 +20,38 @@ def _out(argv: list[str], cwd: Path | None = None) -> str | None:
     return text.splitlines()[0] if text else None
 
 
-def git_info() -> dict[str, Any]:
-    """Commit and dirty flag; None for each where git is missing or this is no checkout."""
-    commit = _out(["git", "rev-parse", "HEAD"], REPO_ROOT)
+def _dirty(repo: Path) -> bool | None:
+    """Whether tracked files differ from the commit; None where git cannot say."""
     try:
         status = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, cwd=REPO_ROOT, check=False, timeout=30,
+            capture_output=True, text=True, cwd=repo, check=False, timeout=30,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
-        status = None
-    return {
-        "commit": commit if commit and len(commit) == 40 else None,
-        "dirty": bool(status.stdout.strip()) if status and status.returncode == 0 else None,
-    }
+        return None
+    return bool(status.stdout.strip()) if status.returncode == 0 else None
+
+
+def git_info() -> dict[str, Any]:
+    """Commit and dirty flag; None for each where git is missing or this is no checkout."""
+    commit = _out(["git", "rev-parse", "HEAD"], REPO_ROOT)
+    return {"commit": commit if commit and len(commit) == 40 else None, "dirty": _dirty(REPO_ROOT)}
+
+
+def version_text(repo: Path = REPO_ROOT) -> str:
+    """What `priolab --version` prints: the version (priolab/__init__.py) and the commit it
+    runs from, from git where `repo` is a checkout (a clone or a worktree: it has `.git`),
+    "unknown" otherwise (an installed copy, a tarball, no git)."""
+    from priolab import __version__
+
+    commit = None
+    if (repo / ".git").exists():
+        found = _out(["git", "rev-parse", "HEAD"], repo)
+        commit = found if found and len(found) == 40 else None
+    if commit is None:
+        return f"priolab {__version__} (commit unknown)"
+    state = {None: ", working tree state unknown", True: ", with uncommitted changes"}
+    return f"priolab {__version__} (commit {commit}{state.get(_dirty(repo), '')})"
 
 
 def versions(extra: list[list[str]] | None = None) -> dict[str, str | None]:

@@ -38,6 +38,20 @@ def read_pins(lock: Path) -> dict[str, str]:
     return pins
 
 
+LOCAL_OPTIONS = ("--find-links", "-f ", "--index-url", "-i ", "--extra-index-url")
+"""pip options that would tie the lock to one machine's folders or mirrors."""
+
+
+def local_lines(lock: Path) -> list[str]:
+    """The lock's lines that name where this machine finds packages (a leaked
+    PIP_FIND_LINKS): a lock must install the same on every machine, from PyPI by its hashes."""
+    return [
+        f"line {i}: {line.strip()}"
+        for i, line in enumerate(lock.read_text().splitlines(), 1)
+        if line.strip().startswith(LOCAL_OPTIONS)
+    ]
+
+
 def installed_version(name: str) -> str | None:
     try:
         return metadata.version(name)
@@ -80,6 +94,11 @@ def main(argv: list[str]) -> int:
     pins = read_pins(lock)
     if not pins:
         print(f"{lock}: no `name==version` pins in it", file=sys.stderr)
+        return 2
+    local = local_lines(lock)
+    for line in local:
+        print(f"{lock}: {line}: a local package source; `make lock` writes none", file=sys.stderr)
+    if local:
         return 2
     bad = mismatches(pins)
     for line in bad:

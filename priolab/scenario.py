@@ -17,6 +17,9 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from ground.data import Dataset, missing_hint, read_manifest
+from ground.data import is_ref as is_data_ref
+from ground.data import resolve as resolve_data
 from ground.errors import ScenarioError, problems_from, shorten
 from netem.model import Link
 from netem.resolve import ResolvedLink, ResolveError, resolve_link
@@ -164,6 +167,11 @@ class Scenario(Strict):
     capture: Capture | None = Field(
         default=None, description="packet capture on the emulated link (off when absent)"
     )
+    qlog: bool = Field(
+        default=False,
+        description="one qlog trace (JSON-SEQ, quinn's qlog) per QUIC connection of every "
+        "endpoint, in its log folder's qlog/ (a QUIC workload only)",
+    )
     compare: Compare | None = Field(
         default=None, description="which schemes analysis compares (no ratios when absent)"
     )
@@ -218,6 +226,7 @@ class RunSpec:
     capture: Capture | None = None
     compare: dict[str, Any] | None = None
     sim: SimOptions | None = None
+    qlog: bool = False
 
     @property
     def rel_dir(self) -> Path:
@@ -243,6 +252,7 @@ class RunSpec:
             "base_dir": str(self.base_dir.resolve()),
             # only when set: the runs of scenarios without it keep their JSON
             **({"sim": self.sim.model_dump(mode="json")} if self.sim else {}),
+            **({"qlog": True} if self.qlog else {}),
         }
 
 
@@ -294,8 +304,48 @@ def read_yaml(path: Path) -> dict[str, Any]:
     return data
 
 
-def _validate(path: Path) -> Scenario:
-    data = read_yaml(path)
+def resolve_data_refs(raw: dict[str, Any], path: Path, need_data: bool = True) -> dict[str, Any]:
+    """The one place a scenario's `data:<dataset>/<file>` references become paths: every
+    string value of that form, anywhere in the file (a trace's `file`, a workload's tracking
+    or frame trace), is replaced by the absolute path of the file's copy (ground/data.py:
+    PRIOLAB_DATA, then the checkout's data/). A reference that data/manifest.toml does not
+    list is an error naming the key. With `need_data`, so is one whose dataset is in neither
+    folder, naming the fetch command; without it (the workflow's input lists) it resolves to
+    where `priolab data fetch` would put it, so the caller can see the file is absent."""
+    problems: list[tuple[str, str]] = []
+    missing: list[tuple[str, str, str]] = []
+    manifest: dict[str, Dataset] | None = None
+
+    def walk(value: Any, key: str) -> Any:
+        nonlocal manifest
+        if isinstance(value, dict):
+            return {k: walk(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v, f"{key}[{i}]") for i, v in enumerate(value)]
+        if not is_data_ref(value):
+            return value
+        if manifest is None:
+            manifest = read_manifest()
+        try:
+            found = resolve_data(value, manifest)
+        except ValueError as e:
+            problems.append((key, str(e)))
+            return value
+        if not found.found:
+            missing.append((key, value, found.dataset.name))
+        return str(found.path)
+
+    out = walk(raw, "")
+    if need_data:
+        names = [name for *_, name in missing]
+        problems += [(key, f"{ref}: {missing_hint(names)}") for key, ref, _ in missing]
+    if problems:
+        raise ScenarioError(path, problems)
+    return out
+
+
+def _validate(path: Path, need_data: bool = True) -> Scenario:
+    data = resolve_data_refs(read_yaml(path), path, need_data)
     try:
         return Scenario.model_validate(data)
     except ValidationError as e:
@@ -384,9 +434,10 @@ def input_files(path: Path | str) -> list[Path]:
     """Every file the runs of a scenario read (throughput traces, frame and tracking traces),
     as absolute paths, sorted, without duplicates. Needs only a scenario that validates as a
     model: the files themselves may be missing (the workflow declares them as inputs, and
-    skips scenarios whose files under ../shared/data are absent)."""
+    leaves out a scenario whose datasets are not fetched: a `data:` reference then names
+    where `priolab data fetch` would put its file)."""
     path = Path(path)
-    sc = _validate(path)
+    sc = _validate(path, need_data=False)
     base_dir = path.resolve().parent
     files: set[Path] = set()
     links, _ = _setting_links(sc)
@@ -450,6 +501,8 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
     # a problem the base link has too is named under `link.`, one only a setting's merged
     # link has under `settings.<s>.link.`
     base_problems = set(_link_problems(sc.link, base_dir))
+    if sc.qlog:
+        problems += _qlog_problem(sc.workload.kind)
     for s, link in links.items():
         problems += [
             (f"link.{k}" if (k, m) in base_problems else f"settings.{s}.link.{k}", m)
@@ -466,6 +519,9 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
         if (s, sch, sp) not in checked:
             checked.add((s, sch, sp))
             found = workload.check(params, base_dir)
+            qlog_check = getattr(workload, "qlog_problems", None)
+            if sc.qlog and qlog_check is not None:
+                found += qlog_check(params)
             problems += [(f"{where} → workload.{k}", m) for k, m in found]
         if s not in links:
             continue
@@ -487,12 +543,23 @@ def expand(sc: Scenario, path: Path) -> list[RunSpec]:
                     capture=sc.capture,
                     compare=sc.compare.resolved(list(sc.schemes)) if sc.compare else None,
                     sim=sc.sim,
+                    qlog=sc.qlog,
                 )
             )
     if problems:
         # one message per distinct problem, in order
         raise ScenarioError(path, list(dict.fromkeys(problems)))
     return runs
+
+
+def _qlog_problem(kind: str) -> list[tuple[str, str]]:
+    """`qlog: true` with a workload that opens no QUIC connection (one without
+    `qlog_problems`, which says what of its parameters open none)."""
+    if hasattr(WORKLOADS[kind], "qlog_problems"):
+        return []
+    quic = sorted(k for k, w in WORKLOADS.items() if hasattr(w, "qlog_problems"))
+    return [("qlog", f"true, but workload {kind!r} opens no QUIC connection to trace; "
+             f"allowed with the QUIC workloads: {', '.join(quic)}")]  # fmt: skip
 
 
 def _rate_key(link: Link, direction: str) -> str:

@@ -249,8 +249,15 @@ def needs(scenarios: list[Path]) -> dict[str, list[str]]:
 # --------------------------------------------------------------------------- CLI
 
 
+def cargo_packages(n: dict[str, list[str]]) -> list[str]:
+    """`cargo build` arguments for what `needs` lists: each program is the cargo package of its
+    name (linkem's package also builds lkprobe, the calibration's probe)."""
+    return [f"--package={p}" for p in sorted(set(n["endpoints"] + n["router"]))]
+
+
 def _needs_cmd(args: argparse.Namespace) -> int:
-    print(json.dumps(needs([Path(p) for p in args.scenario])))
+    n = needs([Path(p) for p in args.scenario])
+    print(" ".join(cargo_packages(n)) if args.cargo else json.dumps(n))
     return 0
 
 
@@ -282,18 +289,22 @@ def register(sub: Any) -> None:
     t = sub.add_parser("testbed", help="physical testbed (Ansible) plans and results")
     tsub = t.add_subparsers(dest="testbed_command", required=True)
     p = tsub.add_parser("plan", help="what the nodes run for a scenario's matrix points (JSON)")
-    p.add_argument("scenario")
+    p.add_argument("scenario", help="a scenario file (scenarios/*.yaml)")
     p.add_argument("--nodes", required=True, help="testbed description JSON (see run.yml)")
-    p.add_argument("--results", default="results")
-    p.add_argument("--setting")
-    p.add_argument("--scheme")
-    p.add_argument("--speed")
-    p.add_argument("--rep", type=int)
+    p.add_argument(
+        "--results", default="results", help="the results folder runs go under (default: results)"
+    )
+    p.add_argument("--setting", help="only this setting (default: every one)")
+    p.add_argument("--scheme", help="only this scheme (default: every one)")
+    p.add_argument("--speed", help="only this speed (default: every one)")
+    p.add_argument("--rep", type=int, help="only this repetition (default: every one)")
     p.add_argument("--write", action="store_true", help="create each <run>.partial/ with plan")
     p.set_defaults(func=_plan_cmd)
     n = tsub.add_parser("needs", help="programs and packages the nodes need (JSON)")
     n.add_argument("scenario", nargs="*", help="default: what every workload needs")
+    n.add_argument("--cargo", action="store_true",
+                   help="print `cargo build` package arguments instead of JSON")  # fmt: skip
     n.set_defaults(func=_needs_cmd)
     f = tsub.add_parser("finish", help="assemble a fetched run into the run-directory layout")
-    f.add_argument("partial_dir")
+    f.add_argument("partial_dir", help="the run's <run>.partial/ folder, as the nodes filled it")
     f.set_defaults(func=_finish_cmd)

@@ -37,7 +37,8 @@ if "netns" not in workflow.global_resources:
 def load_scenarios():
     """name -> (file, runs, input files). The input files are the scenario's resolved file
     list (`priolab.scenario.input_files`): a run depends on them, and with scenario=all a
-    scenario whose files are not all present (e.g. ../shared/data absent), or on the sim site
+    scenario whose files are not all present (a dataset neither fetched nor in PRIOLAB_DATA:
+    data/README.md), or on the sim site
     one that asks for what a sim run cannot do, is left out, and said so."""
     choice = str(config["scenario"])
     explicit = choice != "all"

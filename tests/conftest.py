@@ -10,10 +10,25 @@ from typing import IO
 import pytest
 import yaml
 
-from ground import machine_lock
+from ground import data, machine_lock
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def dataset(name: str) -> Path:
+    """The folder of a dataset of data/manifest.toml with all its files (PRIOLAB_DATA, then
+    the checkout's data/), or a skip that names the fetch command: a test that needs real data
+    skips only when neither folder holds it."""
+    found = data.dataset_dir(name)
+    if found is None:
+        pytest.skip(data.skip_reason(name))
+    return found
+
+
+def has_dataset(name: str) -> bool:
+    """For skipif marks: whether `dataset(name)` would find the folder."""
+    return data.dataset_dir(name) is not None
+
 
 NEEDS_ROOT_REASON = "needs root and Mininet's mnexec to build real network namespaces"
 needs_root = pytest.mark.skipif(

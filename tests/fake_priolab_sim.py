@@ -18,12 +18,14 @@ FAKE_SIM_MODE picks a behaviour, to test how the harness judges it:
   crash             writes nothing, exits 101 (a Rust panic's code) with a message
   drops             every socket of a node with a recv_buffer_bytes reports 7 drops
   no-packet-log     no packet log, though the SPEC asks for one (link.packet_log)
+  no-capture        no pcap files, though the SPEC asks for them (capture)
 """
 
 from __future__ import annotations
 
 import json
 import os
+import struct
 import sys
 from pathlib import Path
 from typing import Any
@@ -127,6 +129,11 @@ def run(spec: dict[str, Any], mode: str) -> int:
                 rec = {"dir": "a_to_b", "t_in_us": 1000 * i, "t_out_us": 1000 * i + 500,
                        "bytes": 1200, "fate": "sent"}  # fmt: skip
                 f.write(json.dumps(rec) + "\n")
+    capture = spec.get("capture")  # beyond the contract's example: a pcap per node
+    if capture is not None and mode != "no-capture":
+        for pcap in capture["files"].values():  # libpcap's header (ns, Ethernet), no packet
+            Path(pcap).write_bytes(struct.pack("=IHHiIII", 0xA1B23C4D, 2, 4, 0, 0,
+                                               capture["snaplen_bytes"], 1))  # fmt: skip
     sockets = {}
     for n in spec["nodes"].values():
         drops = 7 if mode == "drops" and n["recv_buffer_bytes"] is not None else 0

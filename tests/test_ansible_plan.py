@@ -152,8 +152,10 @@ def test_roq_plan_runs_the_roq_the_endpoints_role_installs(
 def test_endpoints_get_the_gstreamer_runtime_the_controller_builds_against() -> None:
     """Every GStreamer package the Makefile installs to build and test roq, in its runtime
     form: the plugins as they are, each -dev package as its library package."""
-    make = (REPO / "Makefile").read_text()
-    block = make[make.index("APT_PKGS :=") :].split("\n\n")[0]
+    block = subprocess.run(
+        ["make", "-s", "-C", str(REPO), "print-APT_TEST"],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
     runtime = {
         "libgstreamer1.0-dev": "libgstreamer1.0-0",
         "libgstreamer-plugins-base1.0-dev": "libgstreamer-plugins-base1.0-0",
@@ -296,3 +298,18 @@ def test_example_inventory_names_every_node_variable() -> None:
         assert {"priolab_test_ip", "priolab_test_iface"} <= node.keys()
     (router,) = kids["router"]["hosts"].values()
     assert {"priolab_iface_guest", "priolab_iface_host"} <= router.keys()
+
+
+def test_a_scenario_builds_only_the_crates_its_workloads_run(capsys) -> None:
+    """`priolab testbed needs --cargo` (make build-quick, and the workflow's build rule on a
+    real-time site): quick's RISE builds rise and linkem, not roq (so no GStreamer), and no
+    scenario builds every crate of the workspace (priolab-sim, proctest)."""
+    from priolab import cli
+
+    assert cli.main(["testbed", "needs", "--cargo", str(REPO / "scenarios" / "quick.yaml")]) == 0
+    assert capsys.readouterr().out.split() == ["--package=linkem", "--package=rise"]
+    everything = pt.cargo_packages(pt.needs([]))
+    assert "--package=roq" in everything and "--package=priolab-sim" not in everything
+    assert pt.cargo_packages(pt.needs([REPO / "scenarios" / "standin.yaml"])) == [
+        "--package=linkem"
+    ]

@@ -1,8 +1,9 @@
 """The Ansible testbed roles against real SSH hosts: network namespaces each running sshd.
 
-Three "physical" nodes (guest, router, host; tests/testbed_netns.py) are prepared with
-site.yml (twice: the second run must change nothing) and run scenarios with run.yml over
-SSH; the run directories must look like a Mininet run's and pass through the analysis.
+Three "physical" nodes (guest, router, host; tests/testbed_netns.py) are prepared once with
+site.yml (a second run must change nothing; site.yml for one scenario must require its
+programs) and run scenarios with run.yml over SSH; the run directories must look like a
+Mininet run's and pass through the analysis.
 
 What this machine cannot do, and what the test does instead:
 - The kernel has no netem: the tc link role runs for real with a rate-only link (HTB +
@@ -178,10 +179,19 @@ def _non_sshd_processes(tb: NetnsTestbed, role: str) -> dict[str, str]:
     return left
 
 
-def test_site_is_idempotent(testbed: NetnsTestbed) -> None:
+@pytest.fixture(scope="module")
+def deployed(testbed: NetnsTestbed) -> subprocess.CompletedProcess[str]:
+    """site.yml once for the module: every workload's programs on the nodes (no scenario
+    given), which every test that runs a scenario uses; its first run's output."""
     first = play(testbed, "site.yml")
     assert first.returncode == 0, first.stdout[-3000:]
-    assert sum(v["changed"] for v in recap(first.stdout).values()) > 0
+    return first
+
+
+def test_site_is_idempotent(
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str]
+) -> None:
+    assert sum(v["changed"] for v in recap(deployed.stdout).values()) > 0
     second = play(testbed, "site.yml")
     assert second.returncode == 0, second.stdout[-3000:]
     counts = recap(second.stdout)
@@ -195,7 +205,9 @@ def test_site_is_idempotent(testbed: NetnsTestbed) -> None:
     assert (testbed.node_dir("router") / "bin" / "priolab_replay.py").is_file()
 
 
-def test_run_tc_rate_only(testbed: NetnsTestbed) -> None:
+def test_run_tc_rate_only(
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str]
+) -> None:
     """tc for real: HTB + bfifo on the router (no netem on this kernel, so no delay)."""
     link = {"backend": "auto",
             "uplink": {"rate_mbps": 20, "queue": {"limit_bytes": 60000}},
@@ -217,7 +229,9 @@ def test_run_tc_rate_only(testbed: NetnsTestbed) -> None:
 
 
 @pytest.mark.skipif(not LINKEM.is_file(), reason=f"linkem not built ({LINKEM})")
-def test_run_standin_with_linkem_and_analysis(testbed: NetnsTestbed) -> None:
+def test_run_standin_with_linkem_and_analysis(
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str]
+) -> None:
     """The stand-in scenario's own link (10.5 ms each way) through linkem on the router."""
     sc = scenario(testbed, "standin", None, udp_rate_mbps=10)
     results = testbed.tmp / "results"
@@ -253,7 +267,9 @@ def test_run_standin_with_linkem_and_analysis(testbed: NetnsTestbed) -> None:
     assert (run_dir / "metrics.json").is_file()
 
 
-def test_run_check_mode_shows_netem(testbed: NetnsTestbed) -> None:
+def test_run_check_mode_shows_netem(
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str]
+) -> None:
     """The stand-in's full link on tc, in check mode: the netem argv lists are planned by
     netem/tc.py and shown; nothing is applied or run (this kernel has no netem)."""
     sc = scenario(testbed, "standin", None, udp_rate_mbps=10)
@@ -265,7 +281,9 @@ def test_run_check_mode_shows_netem(testbed: NetnsTestbed) -> None:
     nothing_left(testbed)
 
 
-def test_clean_stops_only_registered_leftovers(testbed: NetnsTestbed) -> None:
+def test_clean_stops_only_registered_leftovers(
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str]
+) -> None:
     """A killed run's leftovers: a process an agent registered and a root qdiscs."""
     stray = subprocess.Popen(["ip", "netns", "exec", testbed.ns("guest"), "sleep", "300"])
     bystander = subprocess.Popen(["ip", "netns", "exec", testbed.ns("guest"), "sleep", "301"])
@@ -357,12 +375,31 @@ def alike_scenario(tmp: Path, workload: str) -> tuple[Path, dict]:
     return sc, data
 
 
+def test_site_for_a_scenario_requires_its_programs(
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str]
+) -> None:
+    """site.yml -e scenario=FILE asks the scenario's workloads what the nodes need: it passes
+    where their programs are built, and stops naming a program that is not (roq's GCC
+    scenario: its endpoint is `roq`)."""
+    sc, _ = alike_scenario(testbed.tmp, "roq-gcc")
+    ok = play(testbed, "site.yml", "-e", f"scenario={sc}")
+    assert ok.returncode == 0, ok.stdout[-4000:]
+    partial = testbed.tmp / "built-without-roq"
+    shutil.copytree(testbed.tmp / "built", partial, dirs_exist_ok=True)
+    (partial / "roq").unlink()
+    bad = play(testbed, "site.yml", "-e", f"scenario={sc}",
+               "-e", f"priolab_binaries_dir={partial}")  # fmt: skip
+    assert bad.returncode != 0
+    assert f"runs ['roq'], absent from {partial}" in bad.stdout, bad.stdout[-4000:]
+
+
 @pytest.mark.parametrize("workload", sorted(SMALLEST))
 def test_every_workload_on_mininet_and_on_the_testbed_alike(
-    testbed: NetnsTestbed, workload: str
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str], workload: str
 ) -> None:
     """The real endpoints, one plan, two sites: the same layout, verdict fields and metric
-    keys, for every workload (the endpoints role installed every workload's programs)."""
+    keys, for every workload (one site.yml, `deployed`, installed every workload's programs;
+    site.yml for one scenario is test_site_for_a_scenario_requires_its_programs's)."""
     source, scheme, speed, params, edit = SMALLEST[workload]
     needs = pt.needs([REPO / "scenarios" / source])
     built = testbed.tmp / "built"
@@ -374,8 +411,6 @@ def test_every_workload_on_mininet_and_on_the_testbed_alike(
     coords = ["-e", f"setting={setting}", "-e", f"scheme={scheme}", "-e", f"speed={speed}",
               "-e", "rep=1"]  # fmt: skip
     results = testbed.tmp / "results"
-    site = play(testbed, "site.yml", "-e", f"scenario={sc}")  # what this scenario needs
-    assert site.returncode == 0, site.stdout[-4000:]
     r = play(testbed, "run.yml", "-e", f"scenario={sc}", "-e", f"results={results}",
              "-e", "priolab_link_backend=userspace", *coords)  # fmt: skip
     assert r.returncode == 0, r.stdout[-4000:]
@@ -416,7 +451,9 @@ def test_every_workload_on_mininet_and_on_the_testbed_alike(
     nothing_left(testbed)
 
 
-def test_tc_replayer_drives_a_trace_on_the_testbed(testbed: NetnsTestbed) -> None:
+def test_tc_replayer_drives_a_trace_on_the_testbed(
+    testbed: NetnsTestbed, deployed: subprocess.CompletedProcess[str]
+) -> None:
     """A trace-driven uplink on tc (HTB rate-only): the replayer, a process of the router's
     plan, steps the class rate 20 → 5 → 20 Mbit/s, and iperf3 sees the mean."""
     trace = testbed.tmp / "steps.txt"

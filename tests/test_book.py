@@ -23,7 +23,7 @@ Measured 2026-11-26 at 03:43:13 UTC on commit 6c302ca, then again at 21:08.
 """
 GOOD = """# A page
 
-A ratio of 1:10, 30 fps, port 4433, a 1048576-byte buffer, seeds/001, 0.05 %, Q0-Q100,
+A ratio of 1:10, 30 fps, port 4433, a 1048576-byte buffer, [DTP], 0.05 %, Q0-Q100,
 see [the history](investigations/2026-11-26-roq-measurements.md).
 """
 
@@ -77,7 +77,7 @@ python -m span    # ~2 min of one core; see [a note](investigations/x.md)
 """
 FIGURES_GOOD = """# A page
 
-70 Mbit/s (SPEC-rise.md), 4 × 30 s, a 1 s warm-up, 168 runs of 120 s (~5.6 h), `rate 100gbit`
+70 Mbit/s ([RISE setup]), 4 × 30 s, a 1 s warm-up, 168 runs of 120 s (~5.6 h), `rate 100gbit`
 adds 0.12 µs per frame, at most one wake-up per 100 µs, waits for a load average below 2,
 quinn's first probe timeout is about 1 s, a 60 s wall-clock limit.
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ground import data
 from ground.errors import ScenarioError, UserError, shorten
 from netem.resolve import ResolveError
 from priolab.cli import main
 from priolab.scenario import expand, input_files, load
-from tests.conftest import REPO, SHARED_DATA
+from tests.conftest import REPO, dataset
 from traces.errors import TraceError
 
 
@@ -178,8 +179,8 @@ def test_input_files_lists_resolved_paths_even_when_missing(tmp_path, write_scen
 def test_input_files_of_a_rise_scenario_with_real_traces():
     f = REPO / "scenarios" / "rise-content-traces.yaml"
     files = input_files(f)
-    assert files and all(p.is_absolute() for p in files)
-    assert all(SHARED_DATA.resolve() in p.parents for p in files), files
+    refs = [f"data:corbillon-multiviewpoint360-mmsys18/user{u}_euler.txt" for u in (1, 2, 3)]
+    assert files == sorted(data.resolve(r).path for r in refs)  # present or not
     assert input_files(REPO / "scenarios" / "quick.yaml") == []
 
 
@@ -274,10 +275,6 @@ def test_csv_gap_policy_in_a_scenario(tmp_path, write_scenario, standin_dict):
     load(_trace_scenario(write_scenario, standin_dict, {**base, "gap": "zero"}))
 
 
-SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
-
-
-@pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
 def test_irregular_real_file_policies():
     """4g_trace_walking_50007_c skips t=85 and repeats t=156. row_step_s: 1 replays its 800
     rows as 800 s (as the SIGCOMM'21 artifact does); duplicates: mean merges t=156 into one
@@ -285,7 +282,7 @@ def test_irregular_real_file_policies():
     from traces.throughput import read_schedule
     from traces.throughput_ops import mean_mbps
 
-    f = SIG / "4g_trace_walking_50007_c.txt"
+    f = dataset("sigcomm21-5g-variegated") / "4g_trace_walking_50007_c.txt"
     rows = read_schedule(f, step_s=1.0)
     merged = read_schedule(f, duplicates="mean")
     assert len(rows.times_s) == 800 and rows.duration_s == 800
@@ -406,17 +403,13 @@ def test_scenario_tracking_trace_with_reading_options(tmp_path, write_scenario):
     assert input_files(path) == [(tmp_path / "head.txt").resolve()]
 
 
-CORB = SHARED_DATA / "tracking" / "corbillon-multiviewpoint360-mmsys18"
-
-
-@pytest.mark.skipif(not CORB.is_dir(), reason=f"{CORB} is absent (real traces not on this machine)")
 def test_real_corbillon_file_read_as_a_generic_table_matches_its_own_reader(tmp_path):
     """user1_euler.txt through the generic rows reader (angle unit given) equals the dedicated
     Corbillon reader: the generic path reads a real public layout correctly."""
     from traces.tracking import read_corbillon, read_tracking
     from traces.tracking_layouts import TrackingSource
 
-    f = CORB / "user1_euler.txt"
+    f = dataset("corbillon-multiviewpoint360-mmsys18") / "user1_euler.txt"
     own = read_corbillon(f)
     generic = read_tracking(f, TrackingSource(file=f, layout="rows", angle_unit="rad"))
     np.testing.assert_allclose(generic.times_s, own.times_s)

@@ -218,7 +218,7 @@ def test_quick_scenarios_run_what_the_full_files_run(
 
 def test_loss_tail_puts_a_rounds_tail_within_two_rtt_of_its_deadline() -> None:
     """dtp-loss-tail.yaml's derivation (its header): redundancy starts for data with less than
-    2 RTT to its deadline (seeds/001 §III-C), and the paper says only a round's tail got it;
+    2 RTT to its deadline ([DTP §III-C]), and the paper says only a round's tail got it;
     so deadline - one-way delay - 2 RTT lies inside the time a round takes at the link rate,
     and the link carries the blocks at the sweep's top loss (20 %). dtp-loss.yaml's 200 ms
     deadline does not satisfy it (why it separates no scheme)."""

@@ -185,3 +185,27 @@ def test_a_trace_starts_when_the_endpoints_do_on_every_backend(tmp_path: Path) -
     path.write_text(yaml.safe_dump(data))
     plain = _mininet_plan(path, "tc", tmp_path)  # no settle, no lead
     assert plain["link"]["applied"]["trace_lead_ms"] == 0
+
+
+def test_qlog_gives_each_quic_endpoint_its_qlog_folder(tmp_path: Path) -> None:
+    """`qlog: true`: every endpoint writes its traces into rundir.QLOG_DIR of its own log
+    folder (so on a testbed each node's archive carries its own); roq's receiver also writes
+    the TLS key log of a captured run, as every QuicPair's connector does."""
+    for source, names in (("quick.yaml", ("rise-host", "rise-guest")),
+                          ("roq-rfc8867-d50.yaml", ("roq-sender", "roq-receiver"))):  # fmt: skip
+        data = yaml.safe_load((REPO / "scenarios" / source).read_text())
+        data.update(qlog=True, capture={})
+        if source.startswith("roq"):  # one QUIC scheme, its link without the trace files
+            data["link"] = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())["link"]
+            data["settings"] = {"s": {}}
+            data["schemes"] = {"scream": data["schemes"]["scream"]}
+            data.pop("compare", None)
+        path = tmp_path / f"q-{source}"
+        path.write_text(yaml.safe_dump(data))
+        p = _mininet_plan(path, "userspace", tmp_path)
+        procs = {x["name"]: x["argv"] for n in p["nodes"].values() for x in n["spec"]["processes"]}
+        for name, folder in zip(names, ("host", "guest"), strict=True):
+            argv = procs[name]
+            assert argv[argv.index("--qlog-dir") + 1] == f"{tmp_path}/r1.partial/{folder}/qlog"
+        connector = procs[names[1]]
+        assert connector[connector.index("--keylog") + 1] == f"{tmp_path}/r1.partial/tls-keys.log"

@@ -56,3 +56,13 @@ def test_the_ansible_roles_spell_the_names_rundir_gives() -> None:
     reset = (roles / "link" / "tasks" / "reset.yml").read_text()
     assert rundir.node_archive("{{ priolab_role }}") in one
     assert rundir.tc_stats("{{ priolab_role }}") in reset
+
+
+def test_qlog_traces_are_found_in_each_endpoints_qlog_folder(tmp_path: Path) -> None:
+    for rel in ("host/qlog/rise-host-1.sqlog", "guest/qlog/rise-guest-1.sqlog",
+                "guest/qlog/notes.txt", "guest/rise-guest-2.sqlog"):  # fmt: skip
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert rundir.qlog_dir(tmp_path / "host") == tmp_path / "host" / rundir.QLOG_DIR
+    assert [str(p.relative_to(tmp_path)) for p in rundir.qlog_files(tmp_path)] == [
+        "guest/qlog/rise-guest-1.sqlog", "host/qlog/rise-host-1.sqlog"]  # fmt: skip

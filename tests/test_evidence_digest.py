@@ -146,3 +146,35 @@ def test_a_recorded_run_reads_the_files_its_point_reads() -> None:
     dumped = json.loads(json.dumps(spec.to_json()))  # as metadata.json holds it
     assert digest.run_files(dumped, REPO) == want
     assert digest.run_files(digest.normalised_run(dumped, REPO), REPO) == want
+
+
+def test_a_dataset_file_is_named_by_its_reference_wherever_its_copy_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A scenario resolves `data:<dataset>/<file>` to this machine's copy (PRIOLAB_DATA, then
+    data/); the record names the file by its reference again, so a point made with the data
+    in one folder is the same point, with the same inputs digest, with the data in another."""
+    from ground import data
+    from priolab.scenario import expand, load, run_input_files, trace_names
+
+    ds = data.read_manifest()["sigcomm21-5g-variegated"]
+    f = REPO / "scenarios" / "qpr-quick.yaml"  # its downlinks name the dataset's traces
+    blocks, inputs = [], []
+    for copy in ("one", "two"):
+        d = tmp_path / copy / ds.dir
+        d.mkdir(parents=True)
+        for entry in ds.files:
+            (d / entry.name).write_text("0 10\n1 20\n")
+        monkeypatch.setenv("PRIOLAB_DATA", str(tmp_path / copy))
+        spec = next(s for s in expand(load(f), f) if s.setting == "driving-loss0")
+        dumped = json.loads(json.dumps(spec.to_json()))  # as metadata.json holds it
+        name = "5g_trace_1_driving.txt"
+        assert dumped["link"]["downlink"]["trace"]["file"] == str(d / name)
+        block = digest.normalised_run(dumped, REPO)
+        assert block["link"]["downlink"]["trace"]["file"] == f"data:{ds.name}/{name}"
+        files = digest.run_files(block, REPO)
+        assert d / name in files
+        assert files == run_input_files(trace_names(spec.link), spec.params, spec.base_dir)
+        blocks.append(block)
+        inputs.append(digest.inputs_digest(dumped, files, REPO))
+    assert blocks[0] == blocks[1] and inputs[0] == inputs[1]

@@ -1,4 +1,4 @@
-"""seeds/004's claims on the MoQ results page (book/papers.py MOQ, judged by
+"""[MoQ]'s claims on the MoQ results page (book/papers.py MOQ, judged by
 priolab/workloads/moq/claims.py): verdicts from hand-made runs, and the page's rows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The moq clip at seeds/004's rate with overheads (priolab/workloads/moq/clip.py): the
+"""The moq clip at [MoQ]'s rate with overheads (priolab/workloads/moq/clip.py): the
 generator's pure parts, the shipped clip's structure, and its rate on the wire of a sim run
 (2.7 Mbit/s ± 3 % at the IP layer), measured as wire.py measures it."""
 

@@ -1,4 +1,4 @@
-"""OTDR on a hand-made receive log with a known answer (seeds/004 Fig. 5 rule)."""
+"""OTDR on a hand-made receive log with a known answer ([MoQ Fig. 5] rule)."""
 
 import numpy as np
 import pytest

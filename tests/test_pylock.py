@@ -59,3 +59,18 @@ def test_this_environment_is_the_locked_one():
     info = pylock.python_packages()
     assert info["lock"] == "requirements.lock" and len(info["lock_sha256"]) == 64
     assert info["drift"] == []
+
+
+def test_a_lock_with_a_local_package_source_is_refused(tmp_path: Path, capsys):
+    """pip-compile once wrote the environment's PIP_FIND_LINKS into the lock (`--find-links
+    /opt/wheels`): such a lock installs differently on another machine. `check` refuses it,
+    and the shipped lock and `make lock`'s command have none."""
+    lock = tmp_path / "r.lock"
+    have = pylock.installed_version("pytest")
+    lock.write_text(f"--find-links /opt/wheels\n\npytest=={have} \\\n    --hash=sha256:00\n")
+    assert pylock.local_lines(lock) == ["line 1: --find-links /opt/wheels"]
+    assert pylock.main(["check", str(lock)]) == 2
+    assert "line 1: --find-links /opt/wheels: a local package source" in capsys.readouterr().err
+    assert pylock.local_lines(REPO / "requirements.lock") == []
+    make_lock = (REPO / "Makefile").read_text().split("\nlock:", 1)[1].split("\n\n", 1)[0]
+    assert "--no-emit-find-links" in make_lock and "--no-emit-index-url" in make_lock

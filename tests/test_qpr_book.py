@@ -9,10 +9,9 @@ import pytest
 
 from book import results
 from book.papers import QPR, QPR_FEC_READINGS, QPR_READINGS
+from ground.data import skip_reason
 from priolab.paths import REPO_ROOT
-from tests.conftest import SHARED_DATA
-
-SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
+from tests.conftest import has_dataset
 
 
 def _runs(d: Path, runs: list[tuple[str, str, dict[str, float]]]) -> None:
@@ -77,8 +76,8 @@ def test_each_reading_is_its_own_row_from_its_own_scenario(tmp_path: Path) -> No
     assert "## The readings of the unreliable path, and why they differ" in text
 
 
-@pytest.mark.skipif(
-    not SIG.is_dir(), reason=f"{SIG} is absent (loading a scenario reads its traces)"
+@pytest.mark.skipif(  # loading a scenario reads its traces
+    not has_dataset("sigcomm21-5g-variegated"), reason=skip_reason("sigcomm21-5g-variegated")
 )
 def test_claims_name_schemes_that_their_scenarios_define() -> None:
     """Every claim's schemes and settings exist in the scenarios it reads."""

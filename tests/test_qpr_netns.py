@@ -5,7 +5,7 @@ on reliable streams) and Q100 (every object as datagrams) on the three unreliabl
 - Every session runs its whole duration through the loss; Q0 delivers every object whole
   (retransmissions), Q100 loses object data (no retransmission) and carries on.
 - `loss_blind_connection` (the datagrams on a second connection whose Cubic is not cut on
-  loss, seeds/002 §III-C): Q100 keeps more throughput than Q0 (seeds/002 Fig. 15: +125 % at
+  loss, [QPR §III-C]): Q100 keeps more throughput than Q0 ([QPR Fig. 15]: +125 % at
   5 %). This is the assertion the shared path fails: there quinn cuts the one window on every
   lost packet and Q100 ≈ Q0 (workload README, "What was measured").
 - `fixed_window_connection` (the window stays at the initial window, 2400 bytes here: the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, needs_root
+from tests.conftest import REPO, dataset, needs_root
 from tests.netns_runs import process_names, require_built, run_point, shortened
 
 pytestmark = [needs_root, pytest.mark.netns]
@@ -34,9 +34,8 @@ SCENARIO = REPO / "scenarios" / "qpr-paths.yaml"
 def _scenario(tmp_path: Path) -> Path:
     def edit(data: dict) -> None:
         trace = data["settings"]["driving-loss5"]["link"]["downlink"]["trace"]
-        f = (SCENARIO.parent / trace["file"]).resolve()
-        if not f.is_file():
-            pytest.skip(f"{f}: the shared 5G traces are absent")
+        assert trace["file"].startswith("data:sigcomm21-5g-variegated/"), trace["file"]
+        f = dataset("sigcomm21-5g-variegated") / trace["file"].rsplit("/", 1)[1]
         trace["file"] = str(f)
         data["settings"] = {"driving-loss5": data["settings"]["driving-loss5"]}
 
@@ -76,7 +75,7 @@ def test_q100_keeps_more_throughput_than_q0_through_bursty_loss(tmp_path: Path) 
     # The datagrams' own connection lost packets and its controller kept sending.
     for s in ("q100-lossblind", "q100-fixed"):
         assert m[s]["unreliable_conn_lost_packets"] > 0, s
-    # seeds/002 Fig. 15: Q100 above Q0 at 5 % loss. The margin, 1.2, is far below the 1.86
+    # [QPR Fig. 15]: Q100 above Q0 at 5 % loss. The margin, 1.2, is far below the 1.86
     # a patched quinn measured with the same response (workload README) and far above the
     # shared path's 0.94-1.06.
     assert lossblind["throughput_mean_mbps"] > 1.2 * q0["throughput_mean_mbps"]

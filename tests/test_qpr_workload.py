@@ -1,4 +1,4 @@
-"""The `qpr` workload (seeds/002): its analysis on hand-made run folders (metrics, aggregate,
+"""The `qpr` workload ([QPR]): its analysis on hand-made run folders (metrics, aggregate,
 figures, Table 3), its plan (argv) and parameter checks, and its scenario files (the initial
 window is the BDP at the trace's lowest rate, rescaled as the trace)."""
 
@@ -13,9 +13,10 @@ import pytest
 from analysis.aggregate import aggregate
 from analysis.figures import make_figures
 from analysis.metrics import run_metrics
+from ground.data import skip_reason
 from priolab.workloads.base import Pair, RunContext
 from priolab.workloads.qpr.workload import InitialWindow, Qpr, QprParams
-from tests.conftest import SHARED_DATA
+from tests.conftest import has_dataset
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = 1_700_000_000_000_000
@@ -173,9 +174,6 @@ def test_plan_and_parameters(tmp_path: Path) -> None:
         QprParams(transport="h2", q_pct=0, fec_repair_pct=10)
 
 
-SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
-
-
 # per scenario: the transports, the unreliable paths of its runs that send datagrams, the Q levels
 SCENARIOS = {
     # the paper's QUIC matrix, every unreliable object as the paper's text says (a fixed window)
@@ -194,8 +192,10 @@ SCENARIOS = {
 }
 
 
-# the scenarios name the shared 5G traces, and loading a scenario checks that its files exist
-@pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
+# the scenarios name the 5G traces of a dataset, and loading a scenario reads them
+@pytest.mark.skipif(
+    not has_dataset("sigcomm21-5g-variegated"), reason=skip_reason("sigcomm21-5g-variegated")
+)
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenarios_valid_and_initial_window_from_the_trace(name: str) -> None:
     from priolab.scenario import expand, load
@@ -211,9 +211,7 @@ def test_scenarios_valid_and_initial_window_from_the_trace(name: str) -> None:
         trace = r.link.downlink.trace  # type: ignore[union-attr]
         scale = r.params.scale  # type: ignore[attr-defined]
         assert trace.scale == scale  # the link and the content are rescaled together
-        f = Path(trace.file) if Path(trace.file).is_absolute() else path.parent / trace.file
-        if not f.is_file():
-            pytest.skip(f"{f}: the shared traces are absent")
+        f = Path(trace.file)  # a data: reference, resolved when the scenario loaded
         rates = [float(line.split()[1]) for line in f.read_text().splitlines() if line.strip()]
         head = [x for x in rates[: int(r.duration_s) + 5] if x > 0]
         iw = r.params.initial_window  # type: ignore[attr-defined]

@@ -62,7 +62,7 @@ def test_trivial_controller_on_sim_sits_at_its_top_level_as_on_the_real_stack(
 ) -> None:
     """Without congestion control nothing holds the trivial controller's RTP queue back for
     long (quinn takes the datagrams and drops the oldest when the 1 Mbit/s link lags), so it
-    climbs to 1280 kbit/s and stays there (seeds/003 §6.1; Mininet's agree-roq runs: 79-87 %
+    climbs to 1280 kbit/s and stays there ([RoQ §6.1]; Mininet's agree-roq runs: 79-87 %
     of the 100 ms samples). Its decisions run on their own clock off the frame clock: when
     they fell on the frames' instants in virtual time, each saw a frame just queued and the
     level wandered (sim: never at the top between 5 and 60 s)."""

@@ -23,14 +23,15 @@ import yaml
 from analysis.guards import guard_problems, guards_for
 from analysis.metrics import run_metrics
 from analysis.workload import analysis_for
+from ground import data as ground_data
 from ground import machine_lock
 from priolab import cli
 from priolab.engine import rundir
+from priolab.engine.sim_spec import SIM_EPOCH_UNIX_NS
 from priolab.paths import sim_binary
 from priolab.workloads import PACKAGES
-from tests.conftest import REPO, SHARED_DATA
-
-SHARED_TRACES = SHARED_DATA / "traces"
+from tests.conftest import REPO, dataset
+from tests.formats_checks import bad_checksums, check_pcap, check_qlogs, tshark
 
 FAKE = REPO / "tests" / "fake_priolab_sim.py"
 QUICK_ARGS = ["--setting", "FB-4K-Low-L0.05", "--scheme", "pri", "--speed", "moderate",
@@ -112,7 +113,17 @@ MODES = [
     ("no-logs", "rise-guest: its stderr file rise-guest.stderr is missing"),
     ("crash", "priolab-sim exited with code 101: thread 'main' panicked: fake crash"),
     ("no-packet-log", "link.packet_log: asked for, but priolab-sim wrote no linkem-packets.log"),
+    ("no-capture", "capture: asked for, but priolab-sim wrote no capture-guest.pcap"),
 ]
+
+
+def _with(tmp_path: Path, **keys: object) -> Path:
+    """quick.yaml with top-level `keys` set, as a file in tmp_path."""
+    data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
+    data.update(keys)
+    scenario = tmp_path / "quick.yaml"
+    scenario.write_text(yaml.safe_dump(data))
+    return scenario
 
 
 @pytest.mark.parametrize("mode,reason", MODES, ids=[m for m, _ in MODES])
@@ -120,7 +131,9 @@ def test_failures_and_missing_outputs_make_a_sim_run_invalid(
     fake_sim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, reason: str
 ) -> None:
     monkeypatch.setenv("FAKE_SIM_MODE", mode)
-    meta = run_quick(tmp_path / "results")
+    quick = REPO / "scenarios" / "quick.yaml"
+    scenario = _with(tmp_path, capture={}) if mode == "no-capture" else quick
+    meta = run_quick(tmp_path / "results", scenario)
     assert not meta["valid"]
     text = "\n".join(meta["invalid_reasons"])
     assert reason in text, text
@@ -146,14 +159,37 @@ def test_what_sim_cannot_do_stops_before_anything_runs(
     fake_sim: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
-    data["capture"] = {}
-    scenario = tmp_path / "cap.yaml"
+    data["link"]["backend"] = "tc"
+    scenario = tmp_path / "tc.yaml"
     scenario.write_text(yaml.safe_dump(data))
     code = cli.main(["run-one", str(scenario), *QUICK_ARGS, "--results", str(tmp_path / "r")])
     assert code == 2
     err = capsys.readouterr().err
-    assert f"{scenario}: capture: tcpdump captures packets on real interfaces" in err
+    assert f"{scenario}: link.backend: 'tc': the sim site's link is linkem's core" in err
     assert "Traceback" not in err and not (tmp_path / "r").exists()
+
+
+def test_a_sim_run_with_capture_and_qlog_plans_pcaps_keys_and_traces(
+    fake_sim: Path, tmp_path: Path
+) -> None:
+    """`capture:` on the sim site: no tcpdump, a pcap per endpoint node in the SPEC, the
+    guest's TLS key log beside them; `qlog: true`: each endpoint's qlog folder."""
+    meta = run_quick(tmp_path / "results", _with(tmp_path, capture={"snaplen_bytes": 2000},
+                                                  qlog=True))  # fmt: skip
+    assert meta["valid"], meta["invalid_reasons"]
+    out = tmp_path / "results" / REL
+    work = rundir.partial(out)  # where priolab-sim wrote, renamed once complete
+    spec = meta["site"]["spec"]
+    files = {n: str(work / rundir.capture(n)) for n in ("guest", "host")}
+    assert spec["capture"] == {"snaplen_bytes": 2000, "files": files}
+    assert all((out / rundir.capture(n)).is_file() for n in files)
+    argv = {p["name"]: p["argv"] for p in spec["processes"]}
+    assert not any(a[0] == "tcpdump" for a in argv.values())
+    guest, host = argv["rise-guest"], argv["rise-host"]
+    assert guest[guest.index("--keylog") + 1] == str(work / rundir.TLS_KEYLOG)
+    assert guest[guest.index("--qlog-dir") + 1] == str(rundir.qlog_dir(work / "guest"))
+    assert host[host.index("--qlog-dir") + 1] == str(rundir.qlog_dir(work / "host"))
+    assert meta["run"]["qlog"] is True
 
 
 def test_a_missing_binary_is_said_before_anything_runs(
@@ -178,15 +214,15 @@ needs_real_sim = pytest.mark.skipif(
 
 
 def _log_files(run: Path) -> dict[str, bytes]:
-    """Every file the endpoints and the link wrote (not the harness's own records, which hold
-    wall times, nor the server's certificate: a fresh random Ed25519 key per run, of fixed
-    size, so the handshake's packets and times are the same whatever the key)."""
+    """Every file the endpoints and the link wrote: logs, stats, and with `capture:` and
+    `qlog: true` the pcaps, the TLS key log, the qlog traces and the server's certificate
+    (all seeded on the sim site: quicsetup's seeded_tls.rs); not the harness's own records,
+    which hold wall times."""
     own = {rundir.METADATA, rundir.PLAN, rundir.SIM_SPEC, rundir.SIM_REPORT,
            "node-guest.json", "node-host.json", "logs/priolab-sim.stdout",
            "logs/priolab-sim.stderr"}  # fmt: skip
     return {str(f.relative_to(run)): f.read_bytes() for f in sorted(run.rglob("*"))
-            if f.is_file() and str(f.relative_to(run)) not in own
-            and f.name != "cert.der"}  # fmt: skip
+            if f.is_file() and str(f.relative_to(run)) not in own}  # fmt: skip
 
 
 @needs_real_sim
@@ -222,15 +258,17 @@ def _assert_guards_name_real_metrics(kind: str, run: Path) -> None:
 
 
 def _abs(data: dict, *keys: str) -> None:
-    """Make the file at data[k1][k2]... absolute (the shortened copy lives in tmp_path)."""
+    """Make the file at data[k1][k2]... absolute (the shortened copy lives in tmp_path); a
+    dataset's file (`data:<name>/<file>`) resolves anywhere, and the test skips without it."""
     *path, last = keys
     d = data
     for k in path:
         d = d[k]
-    f = (REPO / "scenarios" / d[last]).resolve()
-    if not f.is_file():
-        pytest.skip(f"{f} is absent (a shared trace): this workload's sim test needs it")
-    d[last] = str(f)
+    if ground_data.is_ref(d[last]):
+        name, file = d[last].removeprefix(ground_data.PREFIX).split("/")
+        d[last] = str(dataset(name) / file)
+        return
+    d[last] = str((REPO / "scenarios" / d[last]).resolve())
 
 
 def _dtp(data: dict) -> None:
@@ -263,10 +301,11 @@ WORKLOAD_POINTS = {
 }  # fmt: skip
 
 
-def _workload_run(tmp_path: Path, kind: str, seed: int) -> tuple[Path, dict]:
+def _workload_run(tmp_path: Path, kind: str, seed: int, **top: object) -> tuple[Path, dict]:
+    """One short run of WORKLOAD_POINTS[kind] with `seed`, its top-level keys set to `top`."""
     source, edit, duration_s, setting, scheme, speed, _ = WORKLOAD_POINTS[kind]
     data = yaml.safe_load((REPO / "scenarios" / source).read_text())
-    data.update(repetitions=1, duration_s=duration_s, seed=seed)
+    data.update(repetitions=1, duration_s=duration_s, seed=seed, **top)
     data["link"]["packet_log"] = True
     edit(data)
     scenario = tmp_path / f"sim-{source}"
@@ -287,13 +326,16 @@ def test_the_real_sim_is_deterministic_per_seed_for_every_workload(
 ) -> None:
     runs: list[dict[str, bytes]] = []
     for i, seed in enumerate((1, 1, 2)):
-        out, meta = _workload_run(tmp_path, kind, seed)
+        # with a packet capture and qlog traces, which must repeat byte for byte too
+        out, meta = _workload_run(tmp_path, kind, seed, capture={}, qlog=True)
         assert meta["valid"], meta["invalid_reasons"]
         assert meta["site"]["kind"] == "sim" and meta["run"]["workload"]["kind"] == kind
         runs.append(_log_files(out))
         shutil.move(out, tmp_path / f"run{i}")  # the next run writes the same folder
     first, second, other = runs
     assert WORKLOAD_POINTS[kind][-1] in first and "linkem-packets.log" in first
+    formats = {rundir.capture("guest"), rundir.capture("host"), rundir.TLS_KEYLOG}
+    assert formats <= set(first) and any(f.endswith(rundir.QLOG_SUFFIX) for f in first)
     assert sorted(first) == sorted(second)
     differ = [f for f in first if first[f] != second[f]]
     assert differ == [], f"{kind}: not byte-identical with one seed: {differ}"
@@ -301,6 +343,44 @@ def test_the_real_sim_is_deterministic_per_seed_for_every_workload(
     assert first["linkem-packets.log"] != other["linkem-packets.log"]
     assert first["linkem-stats.jsonl"] != other["linkem-stats.jsonl"]
     _assert_guards_name_real_metrics(kind, tmp_path / "run0")
+
+
+# (workload, its listener's port, its connector's and listener's qlog traces)
+FORMAT_POINTS = {
+    "rise": (4433, {"guest/qlog/rise-guest-1.sqlog", "host/qlog/rise-host-1.sqlog"}),
+    "dtp": (4444, {"guest/qlog/dtp-receiver-1.sqlog", "host/qlog/dtp-sender-1.sqlog"}),
+}
+
+
+@needs_real_sim
+@pytest.mark.parametrize("kind", sorted(FORMAT_POINTS))
+def test_the_real_sim_writes_qlog_traces_and_pcaps_that_tshark_decrypts(
+    tmp_path: Path, no_lock: None, kind: str
+) -> None:
+    """`qlog: true` and `capture:` on the sim site: one qlog trace per connection and endpoint,
+    its times the run's virtual clock (ms since the run's origin, shared by both sides: every
+    event lies within the run's virtual duration, however long the run took in wall time);
+    a pcap per endpoint in which tshark finds QUIC between the two addresses and, with the TLS
+    key log beside it, decrypts the application's data."""
+    tshark()
+    port, traces = FORMAT_POINTS[kind]
+    if kind == "rise":
+        scenario = _with(tmp_path, duration_s=3, capture={}, qlog=True)
+        meta = run_quick(tmp_path / "results", scenario)
+        out = tmp_path / "results" / REL
+    else:
+        out, meta = _workload_run(tmp_path, kind, 1, capture={}, qlog=True)
+    assert meta["valid"], meta["invalid_reasons"]
+    virtual_ms = meta["site"]["virtual_s"] * 1000
+    found = check_qlogs(out, traces, until_ms=virtual_ms)
+    guest = next(t for rel, t in found.items() if rel.startswith("guest/"))
+    start_ms = 1000 * min(p["start_at_s"] for p in meta["site"]["spec"]["processes"])
+    assert guest.events[0]["time"] >= start_ms  # nothing before the first process started
+    assert f"time 0 = {SIM_EPOCH_UNIX_NS} ns since the Unix epoch" in guest.header["description"]
+    for node in ("guest", "host"):
+        check_pcap(out / rundir.capture(node), out / rundir.TLS_KEYLOG, port,
+                   "10.0.0.1", "10.0.0.2")  # fmt: skip
+        assert bad_checksums(out / rundir.capture(node)) == 0  # the sim's frames, checked
 
 
 @needs_real_sim
@@ -332,11 +412,9 @@ def test_the_real_sim_reproduces_the_small_receive_buffer_failure(
 
 
 def _att_trace() -> Path:
-    """The Mahimahi ATT-LTE uplink trace from ../shared; the test skips without it."""
-    trace = SHARED_TRACES / "mahimahi-cellular" / "ATT-LTE-driving-2016.up"
-    if not trace.is_file():
-        pytest.skip(f"{trace} is absent (a shared trace)")
-    return trace
+    """The Mahimahi ATT-LTE uplink trace (dataset mahimahi-cellular); the test skips without
+    it."""
+    return dataset("mahimahi-cellular") / "ATT-LTE-driving-2016.up"
 
 
 @needs_real_sim

@@ -42,8 +42,8 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 PROFILE = REPO / "profiles" / "slurm"
 FAKE = REPO / "tests" / "fake_priolab_sim.py"
 STANDIN = REPO / "tests" / "slurm_standin_sim.py"
-SWEEP_RUNS = 20  # 2 settings x 2 schemes x 5 repetitions
-SWEEP_TIMEOUT_S = 480  # bring-up, 20 jobs and one retry on 2 cores take well under this
+SWEEP_RUNS = 8  # 2 settings x 2 schemes x 2 repetitions: each setting and scheme twice
+SWEEP_TIMEOUT_S = 480  # bring-up, 17 jobs and one retry on 2 cores take well under this
 CANCEL_WITHIN_S = 240  # the held-back run's job must have started by then
 # Files of a run folder that hold when or where it ran, not what it measured.
 HOST_DEPENDENT = {rundir.METADATA, "sim-report.json", "node-guest.json", "node-host.json"}
@@ -156,9 +156,10 @@ def test_cost_is_runs_times_measured_rate_plus_job_overhead() -> None:
 
 
 def _scenario(tmp: Path) -> Path:
-    """quick.yaml with 5 repetitions (20 runs) of 10 s: a sweep the fake or the sim runs fast."""
+    """quick.yaml with 2 repetitions (8 runs) of 5 s: a sweep the fake or the sim runs fast
+    (the RISE guest's 3 s warm-up, then 2 s measured)."""
     sc = yaml.safe_load((REPO / "scenarios" / "quick.yaml").read_text())
-    sc |= {"name": "slurm-sweep", "repetitions": 5, "duration_s": 10}
+    sc |= {"name": "slurm-sweep", "repetitions": 2, "duration_s": 5}
     f = tmp / "slurm-sweep.yaml"
     f.write_text(yaml.safe_dump(sc, sort_keys=False))
     assert len(expand(load(f), f)) == SWEEP_RUNS
@@ -271,7 +272,7 @@ def test_a_sim_sweep_on_slurm_equals_the_local_one_with_a_cancelled_job_retried(
 ) -> None:
     scenario = _scenario(tmp_path)
     target_argv, real = _sim_argv()
-    slow_run = sorted(r.rel_dir for r in expand(load(scenario), scenario))[7]
+    slow_run = sorted(r.rel_dir for r in expand(load(scenario), scenario))[SWEEP_RUNS // 2]
     base_env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),

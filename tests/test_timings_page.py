@@ -17,6 +17,20 @@ def test_page_says_what_is_not_measured(tmp_path: Path) -> None:
     assert "Not measured yet: `.ci/timed-make test`" in text
     assert "Not measured yet: `.ci/timed-make reproduce`" in text
     assert "PRIOLAB_TIMINGS_DIR=evidence/timings" in text
+    assert "Not measured yet: `.ci/time-apt-bare`" in text
+
+
+def test_page_shows_the_debian_packages_from_bare(tmp_path: Path) -> None:
+    rec = {"mirror": "http://deb.debian.org/debian", "commit": "c" * 40,
+           "host": {"cpu_model": "AMD EPYC", "cpus": 2}, "debootstrap_s": 61.0,
+           "sets": [{"set": "run", "wall_s": 95.0, "packages_installed": 400, "root_mb": 900},
+                    {"set": "test", "wall_s": 290.0, "packages_installed": 1100,
+                     "root_mb": 3100}]}  # fmt: skip
+    (tmp_path / "apt-bare.json").write_text(json.dumps(rec))
+    text = page(tmp_path)
+    assert "debootstrap minbase, 61 s" in text
+    assert "| `make apt` (`make reproduce`'s) | 95 s | 400 | 900 MB |" in text
+    assert "| `make apt` and `make apt-test` | 290 s | 1100 | 3100 MB |" in text
 
 
 def test_page_shows_each_step_and_the_vm_jobs_share(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """The trace window (`trace: {start_s, end_s}`, `priolab trace … --start-s/--end-s`) and the
 idle-start warning of `priolab check`. Synthetic traces are written to tmp; the real-data
-tests read ../shared/data beside the checkout and skip when it is absent."""
+tests read the datasets of data/manifest.toml and skip when they are absent."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from ground import data
 from netem.idle_start import (
     IDLE_START_THRESHOLD_BPS,
     IDLE_START_WINDOW_S,
@@ -24,7 +25,7 @@ from netem.resolve import ResolveError, resolve_direction, resolve_link
 from netem.tc import trace_steps
 from priolab.cli import main
 from priolab.scenario import link_warnings, load
-from tests.conftest import SHARED_DATA
+from tests.conftest import dataset
 from traces.cli import main as trace_main
 from traces.errors import TraceWindowError
 from traces.throughput import RateSchedule, read_mahimahi
@@ -295,16 +296,16 @@ def test_check_reports_a_window_past_the_end(idle_trace, standin_dict, write_sce
 
 # --------------------------------------------------------------------------- real traces
 
-SIG = SHARED_DATA / "traces" / "sigcomm21-5g-variegated"
 UCC_TIME_FORMATS = ("%Y.%m.%d_%H.%M.%S", "%Y-%m-%d %H:%M:%S")
 
 
 def _ucc_files() -> list[Path]:
     """The UCC 5G logs (Raca et al.): CSVs with a `Timestamp` and a `DL_bitrate` (kbit/s)
-    column, anywhere under ../shared/data/traces."""
-    root = SHARED_DATA / "traces"
+    column, anywhere under a data folder's traces/ (PRIOLAB_DATA, data/; no manifest entry
+    lists them yet)."""
     found = []
-    for f in sorted(root.rglob("*.csv")) if root.is_dir() else []:
+    for f in sorted(f for r in data.roots() if (r / "traces").is_dir()
+                    for f in (r / "traces").rglob("*.csv")):  # fmt: skip
         with f.open(errors="replace") as fh:
             header = fh.readline()
         if "Timestamp" in header and "DL_bitrate" in header:
@@ -315,10 +316,9 @@ def _ucc_files() -> list[Path]:
 UCC = _ucc_files()
 
 
-@pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
 def test_real_trace_window_replays_the_rows_it_names():
     """5g_trace_1_driving: rows at 1, 2, ... s; the window [5, 65) replays rows 6-65."""
-    f = SIG / "5g_trace_1_driving.txt"
+    f = dataset("sigcomm21-5g-variegated") / "5g_trace_1_driving.txt"
     rows = np.loadtxt(f)
     d = _direction({"file": str(f), "format": "schedule", "start_s": 5, "end_s": 65})
     r = resolve_direction(d, Path("."))
@@ -353,7 +353,8 @@ def _fails(fn) -> bool:
 
 @pytest.mark.skipif(
     not UCC,
-    reason=f"no UCC 5G logs (CSV with Timestamp and DL_bitrate) under {SHARED_DATA / 'traces'}",
+    reason="no UCC 5G logs (CSV with Timestamp and DL_bitrate) under the traces/ of "
+    f"{' or '.join(map(str, data.roots()))}: no manifest entry fetches them",
 )
 @pytest.mark.parametrize("f", UCC, ids=[f.name for f in UCC])
 def test_real_ucc_logs_idle_start_is_found_and_skipped(f):

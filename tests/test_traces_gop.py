@@ -158,7 +158,7 @@ def test_gop_encode_command():
 
 def test_shipped_gop_trace_has_the_paper_structure():
     """The committed encode: 720p25, a key frame every 50 frames, two B frames between
-    references (seeds/004), 40 ms between presentation times."""
+    references ([MoQ]), 40 ms between presentation times."""
     f = read_frames(HERE / "gop-x264-720p25-g50-bf2-2.7mbps-20s.csv")
     assert f.gop is not None
     t = "".join(f.gop.pict_type)

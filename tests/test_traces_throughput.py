@@ -3,8 +3,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ground.data import skip_reason
 from netem.model import TraceRate
-from tests.conftest import SHARED_DATA
+from tests.conftest import dataset, has_dataset
 from traces.throughput import (
     DeliveryOpportunities,
     RateSchedule,
@@ -246,11 +247,9 @@ def test_load_trace_resolves_and_scales(tmp_path):
 
 # --------------------------------------------------------------------------- real traces
 
-DATA = SHARED_DATA / "traces"
-MM = DATA / "mahimahi-cellular"
-SIG = DATA / "sigcomm21-5g-variegated"
 
-# from mahimahi-cellular/SOURCE.md: duration, lines, mean, min 1 s, max 1 s, median 1 s
+# mahimahi-cellular's statistics as its curated copy's notes give them (CI's SOURCE.md):
+# duration, lines, mean, min 1 s, max 1 s, median 1 s
 MM_TABLE = {
     "Verizon-LTE-short.down": (140.0, 58655, 5.03, 0.29, 16.78, 4.30),
     "Verizon-LTE-short.up": (140.0, 69367, 5.95, 0.00, 12.95, 5.69),
@@ -261,11 +260,11 @@ MM_TABLE = {
 }
 
 
-@pytest.mark.skipif(not MM.is_dir(), reason=f"{MM} is absent (real traces not on this machine)")
+@pytest.mark.skipif(not has_dataset("mahimahi-cellular"), reason=skip_reason("mahimahi-cellular"))
 @pytest.mark.parametrize("name", sorted(MM_TABLE))
 def test_real_mahimahi_matches_source_md(name):
     dur, lines, mean, lo, hi, med = MM_TABLE[name]
-    s = summary(read_mahimahi(MM / name))
+    s = summary(read_mahimahi(dataset("mahimahi-cellular") / name))
     assert s.duration_s == pytest.approx(dur, abs=0.05)
     assert s.steps == lines
     assert s.mean_mbps == pytest.approx(mean, abs=0.005)
@@ -274,7 +273,7 @@ def test_real_mahimahi_matches_source_md(name):
     assert s.median_mbps == pytest.approx(med, abs=0.005)
 
 
-# from sigcomm21-5g-variegated/SOURCE.md: duration, mean, min, max, median, zero-seconds
+# sigcomm21-5g-variegated's, likewise: duration, mean, min, max, median, zero-seconds
 SIG_TABLE = {
     ("5g_trace_4_walking.txt", 2): (773, 588.0, 0, 1810, 544, 7),
     ("5g_trace_1_driving.txt", 2): (230, 306.1, 0, 969, 123.5, 3),
@@ -286,13 +285,15 @@ SIG_TABLE = {
 }
 
 
-@pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
+@pytest.mark.skipif(
+    not has_dataset("sigcomm21-5g-variegated"), reason=skip_reason("sigcomm21-5g-variegated")
+)
 @pytest.mark.parametrize(("name", "col"), sorted(SIG_TABLE))
 def test_real_schedule_matches_source_md(name, col):
     dur, mean, lo, hi, med, zero_s = SIG_TABLE[(name, col)]
     # the 4G walking file repeats t=156 and skips t=85: replay it row by row, as the artifact does
     step = 1.0 if name.startswith("4g_trace_walking") else None
-    x = read_schedule(SIG / name, rate_column=col, step_s=step)
+    x = read_schedule(dataset("sigcomm21-5g-variegated") / name, rate_column=col, step_s=step)
     s = summary(x, below_mbps=1e-9)
     assert s.duration_s == dur
     assert s.mean_mbps == pytest.approx(mean, abs=0.05)
@@ -300,10 +301,9 @@ def test_real_schedule_matches_source_md(name, col):
     assert s.fraction_below * dur == pytest.approx(zero_s)
 
 
-@pytest.mark.skipif(not SIG.is_dir(), reason=f"{SIG} is absent (real traces not on this machine)")
 def test_real_irregular_file_is_rejected_without_step():
     with pytest.raises(TraceError) as e:
-        read_schedule(SIG / "4g_trace_walking_50007_c.txt")
+        read_schedule(dataset("sigcomm21-5g-variegated") / "4g_trace_walking_50007_c.txt")
     assert e.value.line == 157
 
 

@@ -3,7 +3,8 @@ import math
 import numpy as np
 import pytest
 
-from tests.conftest import SHARED_DATA
+from ground.data import skip_reason
+from tests.conftest import dataset, has_dataset
 from traces.errors import TraceError
 from traces.orientation import (
     euler_to_quat,
@@ -213,17 +214,17 @@ def test_synthetic_zero_speed_stands_still():
 
 # --------------------------------------------------------------------------- real traces
 
-CORB = SHARED_DATA / "tracking" / "corbillon-multiviewpoint360-mmsys18"
-# from SOURCE.md: samples, duration
+CORB_SET = "corbillon-multiviewpoint360-mmsys18"
+# the dataset's statistics as its curated copy's notes give them: samples, duration
 CORB_TABLE = {1: (16053, 272.1), 2: (17379, 296.9), 3: (18052, 306.7)}
 
 
-@pytest.mark.skipif(not CORB.is_dir(), reason=f"{CORB} is absent (real traces not here)")
+@pytest.mark.skipif(not has_dataset(CORB_SET), reason=skip_reason(CORB_SET))
 @pytest.mark.parametrize("user", sorted(CORB_TABLE))
 def test_real_corbillon_matches_source_md(user):
     n, dur = CORB_TABLE[user]
-    e = read_corbillon(CORB / f"user{user}_euler.txt")
-    q = read_corbillon(CORB / f"user{user}_quaternion.txt")
+    e = read_corbillon(dataset(CORB_SET) / f"user{user}_euler.txt")
+    q = read_corbillon(dataset(CORB_SET) / f"user{user}_quaternion.txt")
     assert len(e.times_s) == len(q.times_s) == n
     assert e.duration_s == pytest.approx(dur, abs=0.05)
     assert np.median(np.diff(e.times_s)) * 1000 == pytest.approx(17.0, abs=0.5)

@@ -1,7 +1,7 @@
-"""The stock-kernel VM: one boot per session runs every in-VM test file (vm/intests/), and
+"""The stock-kernel VM: one boot per session runs the in-VM test files (vm/intests/), and
 each test here checks one file's results (the tc backend, the policer, Open vSwitch, linkem
-against netem, the Ansible playbooks with the tc role); one more boot runs a scenario through
-the engine's vm site.
+against netem; the Ansible playbooks with the tc role when asked for: OPT_IN); one more boot
+runs a scenario through the engine's vm site.
 
 The VM is built (vm/image.py, cached under /var/cache/priolab-vm) if absent. These tests skip,
 saying why, only where it cannot be built or booted (not root, no debootstrap/qemu); set
@@ -31,24 +31,38 @@ IN_VM_FILES = {
     "compare": "vm/intests/test_linkem_vs_netem.py",
     "ansible": "vm/intests/test_ansible_tc.py",
 }
-BUDGET = Budget(base_s=1500.0, reference_boot_s=30.0, reference_startup_s=1.5, max_scale=2.0)
-"""The in-VM tests' time after boot: 1500 s on a host that boots in 30 s and starts a probe
-in 1.5 s, scaled up to 2x on a slower host (vm/run.py Budget; at most 3,060 s, within CI's
-90 min). Measured on an idle 2-core host: boot 21 s, probe start-up median 1.55 s, the tests
-1,022 s; with the machine loaded (load 5-8): boot 47 s, start-up 3.5 s, 1,779 s."""
+OPT_IN = {
+    "ansible": "the in-VM Ansible run (site.yml, run.yml with netem, clean.yml) took more than "
+    "half of the in-VM time under TCG and runs only when PRIOLAB_VM_TESTS names it: the link "
+    "role runs netem/tc.py's argv lists, which test_tc_backend.py runs on this kernel, and the "
+    "playbooks run for real on the host (tests/test_ansible_testbed.py)",
+}
+"""In-VM files that run only when named (PRIOLAB_VM_TESTS=ansible, or =all), and why."""
+BUDGET = Budget(base_s=600.0, reference_boot_s=37.0, reference_startup_s=2.6, max_scale=2.0)
+"""The in-VM tests' time after boot: 600 s on a host that boots in 37 s and starts a probe in
+2.6 s (an idle 2-core AMD EPYC: the timings page, docs/results/timings.md), scaled up to 2x on
+a slower host (vm/run.py Budget; at most 1,274 s). A host more than 2x slower is stopped at its
+boot or its third probe (Budget.too_slow), so the whole of `make test` on a host twice as slow
+as the reference stays within twice its time there."""
 TIMINGS_ENV = "PRIOLAB_TIMINGS_DIR"
 """A folder that receives the job's timing record (vm-job.json), e.g. evidence/timings."""
 SELECT_ENV = "PRIOLAB_VM_TESTS"
-"""Comma-separated keys of IN_VM_FILES to run (default all), e.g. PRIOLAB_VM_TESTS=policer,ovs
-while working on those; the others then skip, saying so. CI never sets it."""
+"""Comma-separated keys of IN_VM_FILES to run (default: all but OPT_IN), or `all`, e.g.
+PRIOLAB_VM_TESTS=policer,ovs while working on those; the others then skip, saying so. CI never
+sets it."""
 
 
 def _selected() -> list[str]:
-    keys = [k for k in os.environ.get(SELECT_ENV, "").split(",") if k]
+    raw = os.environ.get(SELECT_ENV, "")
+    if raw == "all":
+        return list(IN_VM_FILES)
+    keys = [k for k in raw.split(",") if k]
     unknown = set(keys) - IN_VM_FILES.keys()
     if unknown:
-        raise ValueError(f"{SELECT_ENV}: unknown {sorted(unknown)}; allowed {list(IN_VM_FILES)}")
-    return keys or list(IN_VM_FILES)
+        raise ValueError(
+            f"{SELECT_ENV}: unknown {sorted(unknown)}; allowed {list(IN_VM_FILES)} or all"
+        )
+    return keys or [k for k in IN_VM_FILES if k not in OPT_IN]
 
 
 def _unavailable(reason: str) -> None:
@@ -123,6 +137,8 @@ def _keep_timings(res: JobResult) -> None:
 
 def _check(vm_job: dict[str, Any], key: str) -> None:
     if key not in _selected():
+        if key in OPT_IN and not os.environ.get(SELECT_ENV):
+            pytest.skip(OPT_IN[key])
         pytest.skip(f"{SELECT_ENV}={os.environ.get(SELECT_ENV)} leaves out {key}")
     module = IN_VM_FILES[key].removesuffix(".py").replace("/", ".")
     mine = {k: v for k, v in vm_job["cases"].items() if k.startswith(module)}

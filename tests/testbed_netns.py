@@ -159,8 +159,10 @@ class NetnsTestbed:
             "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
             "ANSIBLE_ASYNC_DIR": str(self.tmp / "async"),
             "ANSIBLE_HOST_KEY_CHECKING": "False",
-            "ANSIBLE_SSH_ARGS": "-o ControlMaster=no -o UserKnownHostsFile=/dev/null "
-            "-o StrictHostKeyChecking=no -o LogLevel=ERROR",
+            # one SSH connection per node for a playbook's tasks (and the next playbook's
+            # within a minute), as Ansible's own default; down() kills what holds it open
+            "ANSIBLE_SSH_ARGS": "-o ControlMaster=auto -o ControlPersist=60s "
+            "-o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR",
             "ANSIBLE_SSH_CONTROL_PATH_DIR": str(home / "cp"),
             "ANSIBLE_NOCOLOR": "1",
             "ANSIBLE_FORCE_COLOR": "0",

@@ -68,7 +68,12 @@ def sniff_format(path: Path) -> str:
 def _add_input(p: argparse.ArgumentParser) -> None:
     """The reading options of a link's `trace:` in a scenario (netem.model.TraceRate), as flags."""
     p.add_argument("input", type=Path, help="throughput trace")
-    p.add_argument("--format", choices=["auto", "mahimahi", "schedule", "csv"], default="auto")
+    p.add_argument(
+        "--format",
+        choices=["auto", "mahimahi", "schedule", "csv"],
+        default="auto",
+        help="the input's format (default: auto, recognised from the file; README: formats)",
+    )
     p.add_argument("--column", type=int, default=None, help="schedule: 1-based rate column")
     p.add_argument(
         "--row-step-s", type=float, default=None, help="schedule: one row per this many seconds"
@@ -443,6 +448,37 @@ def cmd_gop(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- wiring
 
 
+def _add_to(p: argparse.ArgumentParser, what: str) -> None:
+    """`--to mahimahi|schedule`, schedule by default."""
+    p.add_argument(
+        "--to",
+        choices=["mahimahi", "schedule"],
+        default="schedule",
+        help=f"{what} (default: schedule)",
+    )
+
+
+def _add_encode(
+    p: argparse.ArgumentParser, bitrate_mbps: float, fps: int, duration_s: float
+) -> None:
+    """The options of a real libx264 encode (`video`, `gop`), with their defaults."""
+    p.add_argument(
+        "--bitrate-mbps",
+        type=float,
+        default=bitrate_mbps,
+        help=f"the encoder's target (default: {bitrate_mbps:g})",
+    )
+    p.add_argument("--fps", type=int, default=fps, help=f"frames per second (default: {fps})")
+    p.add_argument(
+        "--duration-s",
+        type=float,
+        default=duration_s,
+        help=f"seconds of video (default: {duration_s:g})",
+    )
+    p.add_argument("--width", type=int, default=1280, help="frame width in pixels (default: 1280)")
+    p.add_argument("--height", type=int, default=720, help="frame height in pixels (default: 720)")
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     trace = subparsers.add_parser("trace", help="throughput, head-movement and frame-size traces")
     sub = trace.add_subparsers(dest="trace_command", required=True)
@@ -451,60 +487,77 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _add_input(p)
     p.add_argument("--below-mbps", type=float, help="also: fraction of time under this rate")
     p.add_argument("--bin-s", type=float, default=1.0, help="Mahimahi: bin for min/max/median")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the statistics as JSON")
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("convert", help="convert between Mahimahi and schedule; cut a window")
     _add_input(p)
-    p.add_argument("output", type=Path)
-    p.add_argument("--to", choices=["mahimahi", "schedule"], required=True)
+    p.add_argument("output", type=Path, help="the converted trace")
+    p.add_argument(
+        "--to", choices=["mahimahi", "schedule"], required=True, help="the output's format"
+    )
     p.set_defaults(func=cmd_convert)
 
     p = sub.add_parser("scale", help="scale by a factor or to a target mean")
     _add_input(p)
-    p.add_argument("output", type=Path)
+    p.add_argument("output", type=Path, help="the scaled trace")
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--factor", type=float)
-    g.add_argument("--target-mean-mbps", type=float)
+    g.add_argument("--factor", type=float, help="multiply every rate by this factor")
+    g.add_argument(
+        "--target-mean-mbps", type=float, help="scale so that the mean rate is this (Mbit/s)"
+    )
     p.add_argument("--to", choices=["mahimahi", "schedule"], help="default: the input's form")
     p.set_defaults(func=cmd_scale)
 
     p = sub.add_parser("generate", help="constant, step or Markov-modulated throughput trace")
-    p.add_argument("kind", choices=["constant", "steps", "markov"])
-    p.add_argument("output", type=Path)
-    p.add_argument("--duration-s", type=float, required=True)
+    p.add_argument(
+        "kind",
+        choices=["constant", "steps", "markov"],
+        help="constant (--rate-mbps), steps (--spec) or markov (--model)",
+    )
+    p.add_argument("output", type=Path, help="the generated trace")
+    p.add_argument("--duration-s", type=float, required=True, help="its length in seconds")
     p.add_argument("--rate-mbps", type=float, help="constant")
     p.add_argument("--spec", help='steps: "start_s:rate_mbps,...", e.g. "0:1,30:0.5,60:1"')
     p.add_argument("--model", type=Path, help="markov: model JSON (default: DEFAULT_CELLULAR)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--to", choices=["mahimahi", "schedule"], default="schedule")
+    p.add_argument("--seed", type=int, default=1, help="markov: the random seed (default: 1)")
+    _add_to(p, "the output's format")
     p.set_defaults(func=cmd_generate)
 
     p = sub.add_parser("fit", help="fit the Markov model to a trace (and write a twin)")
     _add_input(p)
-    p.add_argument("--states", type=int, default=4)
-    p.add_argument("--fit-step-s", type=float, default=1.0)
+    p.add_argument("--states", type=int, default=4, help="the model's states (default: 4)")
+    p.add_argument(
+        "--fit-step-s",
+        type=float,
+        default=1.0,
+        help="the rate is fitted on bins of this many seconds (default: 1)",
+    )
     p.add_argument("--out", type=Path, help="model JSON (default: print)")
     p.add_argument("--twin", type=Path, help="also write a synthetic twin here")
     p.add_argument("--twin-duration-s", type=float, help="default: the input's duration")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--to", choices=["mahimahi", "schedule"], default="schedule")
+    p.add_argument("--seed", type=int, default=1, help="the twin's random seed (default: 1)")
+    _add_to(p, "the twin's format")
     p.set_defaults(func=cmd_fit)
 
     p = sub.add_parser("plot", help="plot a trace (any kind) as PNG")
     _add_input(p)
-    p.add_argument("output", type=Path)
-    p.add_argument("--bin-s", type=float, default=1.0)
+    p.add_argument("output", type=Path, help="the PNG to write")
+    p.add_argument(
+        "--bin-s", type=float, default=1.0, help="Mahimahi: the rate's bin in seconds (default: 1)"
+    )
     p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser("tracking", help="head movement: convert/resample, or generate")
     p.add_argument("input", type=Path, nargs="?", help="any head-movement trace (README)")
     p.add_argument("output", type=Path, help="time_s,yaw_rad,pitch_rad,roll_rad CSV")
-    p.add_argument("--rate-hz", type=float, default=60.0)
+    p.add_argument(
+        "--rate-hz", type=float, default=60.0, help="samples per second of the output (default: 60)"
+    )
     p.add_argument("--duration-s", type=float, help="default: the input's length (synthetic 60)")
     p.add_argument("--no-loop", action="store_true", help="cut at the end instead of looping")
     p.add_argument("--synthetic", help="slow|moderate|fast or a speed in deg/s")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--seed", type=int, default=1, help="--synthetic: the random seed (default: 1)")
     p.add_argument("--layout", choices=["auto", "rows", "wide"], help="table: rows or wide")
     p.add_argument("--time-unit", choices=["s", "ms", "us", "ns"], help="numeric time unit")
     p.add_argument("--time-format", help="strptime format of a date-time time column")
@@ -519,23 +572,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("video", help="frame-size trace from a real ffmpeg/libx264 encode")
     p.add_argument("output", type=Path, help="frame_type,size_bytes CSV")
-    p.add_argument("--bitrate-mbps", type=float, default=10.0)
-    p.add_argument("--fps", type=int, default=30)
-    p.add_argument("--duration-s", type=float, default=10.0)
-    p.add_argument("--width", type=int, default=1280)
-    p.add_argument("--height", type=int, default=720)
+    _add_encode(p, bitrate_mbps=10.0, fps=30, duration_s=10.0)
     p.add_argument("--bufsize-frames", type=float, default=10.0, help="VBV size in frames")
     p.set_defaults(func=cmd_video)
 
     p = sub.add_parser("gop", help="I/P/B GoP trace (types, sizes, pts/dts, refs) from libx264")
     p.add_argument("output", type=Path, help="GoP CSV (traces/README.md)")
-    p.add_argument("--bitrate-mbps", type=float, default=2.7)
-    p.add_argument("--fps", type=int, default=25)
-    p.add_argument("--duration-s", type=float, default=20.0)
+    _add_encode(p, bitrate_mbps=2.7, fps=25, duration_s=20.0)
     p.add_argument("--gop-frames", type=int, default=50, help="key frame interval (-g)")
     p.add_argument("--b-frames", type=int, default=2, help="B frames between references")
-    p.add_argument("--width", type=int, default=1280)
-    p.add_argument("--height", type=int, default=720)
     p.add_argument("--noise", type=int, default=6, help="temporal noise strength, 0 = none")
     p.set_defaults(func=cmd_gop)
 

@@ -36,7 +36,7 @@ SYNTHETIC: dict[str, list[str]] = {
                                     "--duration-s", "90"],
     "steps-rfc8867-tc1-120s.txt": ["generate", "steps", "{out}", "--spec", "0:1,60:0.5,90:1",
                                    "--duration-s", "120"],
-    # seeds/001 Fig. 4 (scenarios/dtp-dynamic.yaml): 12 -> 4 -> 12 MB/s = 96/32/96 Mbit/s
+    # [DTP Fig. 4] (scenarios/dtp-dynamic.yaml): 12 -> 4 -> 12 MB/s = 96/32/96 Mbit/s
     "steps-dtp-12-4-12MBps-20s.txt": ["generate", "steps", "{out}", "--spec", "0:96,5:32,10:96",
                                       "--duration-s", "20"],
     # scenarios/dtp-quick.yaml: the same steps compressed to 3 s phases for a 10 s run

@@ -100,7 +100,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = vs.add_parser("status", help="the cache, the recipe hash, whether an image is built")
     s.set_defaults(func=_status)
     b = vs.add_parser("build", help="build the image if its recipe changed (or --force)")
-    b.add_argument("--force", action="store_true")
+    b.add_argument("--force", action="store_true", help="build even if the recipe is unchanged")
     b.add_argument("--mirror", help="Debian mirror (default http://deb.debian.org/debian)")
     b.set_defaults(func=_build)
     for name, helptext, func in (
@@ -111,7 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         r.add_argument("--timeout", type=float, default=900.0, help="seconds for the command")
         r.add_argument("--job-dir", help="where job.json, results and console go (default tmp)")
         if name == "run":
-            r.add_argument("argv", nargs=argparse.REMAINDER)
+            r.add_argument("argv", nargs=argparse.REMAINDER, help="-- and the command to run")
         else:
-            r.add_argument("paths", nargs="*")
+            r.add_argument("paths", nargs="*", help="pytest files or folders (default: vm/intests)")
         r.set_defaults(func=func)

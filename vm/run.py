@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ground.data import external_root
 from vm.image import Image, VmUnavailable, build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -222,8 +223,8 @@ def run_job(
     and probe start-up measured as the job runs). Raises VmUnavailable if the image cannot be
     built."""
     img = image or build()
-    if data is None and (src.parent / "shared" / "data").is_dir():
-        data = src.parent / "shared" / "data"
+    if data is None:  # PRIOLAB_DATA, if set (the checkout's data/ is inside src anyway)
+        data = external_root()
     job_dir = Path(job_dir) if job_dir else Path(tempfile.mkdtemp(prefix="priolab-vm-job-"))
     job_dir.mkdir(parents=True, exist_ok=True)
     cmds = [c if isinstance(c, Command) else Command(list(c)) for c in commands]

@@ -366,12 +366,12 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
     rel = spec.rel_dir
     workload = WORKLOADS[spec.workload_kind]
     ctx = RunContext(RUN_SENTINEL, spec.duration_s, spec.seed, spec.base_dir, site.pairs,
-                     tls_keylog=spec.capture is not None)  # fmt: skip
+                     tls_keylog=spec.capture is not None, qlog=spec.qlog)  # fmt: skip
     # (the sim's link exists before its first process starts: nothing to settle)
     settle = site.kind != "sim" and (site.backend == "userspace" or spec.capture is not None)
     offset = LINK_SETTLE_S if settle else 0.0
     link = _link_plan(spec, site, lead_ms=round(offset * 1000))
-    if spec.capture is not None:
+    if spec.capture is not None and site.kind != "sim":  # the sim captures itself (sim_spec)
         _capture_plan(link, site, spec.capture.snaplen_bytes)
     keys = list(site.nodes)
     procs: dict[str, list[ProcessPlan]] = {k: list(link["processes"].get(k, [])) for k in keys}

@@ -104,6 +104,9 @@ def run_errors(
     log = spec["link"].get("packet_log")
     if log is not None and log not in present:
         errors.append(f"link.packet_log: asked for, but priolab-sim wrote no {Path(log).name}")
+    for pcap in (spec.get("capture") or {}).get("files", {}).values():
+        if pcap not in present:
+            errors.append(f"capture: asked for, but priolab-sim wrote no {Path(pcap).name}")
     reported = {r["name"] for r in report.get("processes", [])}
     for p in spec["processes"]:
         if p["name"] not in reported:

@@ -7,7 +7,8 @@ writes) on one virtual clock. The engine plans it exactly as a Mininet run (engi
 the same workload argv lists and start offsets); this module only turns that plan into the
 contract's SPEC.json (notes/sim-contract.md): per node its address and side of the link, per
 process its argv (argv[0] = the program's name, which priolab-sim looks up in its registry),
-start offset, expected exit codes and log files, all paths absolute.
+start offset, expected exit codes and log files, all paths absolute; with `capture:`, a
+pcap per endpoint node (`capture-<node>.pcap`, as tcpdump's on the real sites).
 """
 
 from __future__ import annotations
@@ -67,9 +68,6 @@ def sim_problems(spec: RunSpec, backend: str | None = None) -> list[tuple[str, s
         if value not in (None, "auto", "userspace"):
             out.append((key, f"{value!r}: the sim site's link is linkem's core (the userspace "
                              "backend's model), not tc; allowed: auto, userspace"))  # fmt: skip
-    if spec.capture is not None:
-        out.append(("capture", "tcpdump captures packets on real interfaces and the sim site "
-                    "has none; run it on mininet, or without `capture`"))  # fmt: skip
     workload = WORKLOADS[spec.workload_kind]
     where = f"settings.{spec.setting} + schemes.{spec.scheme} + speeds.{spec.speed} → workload"
     check = getattr(workload, "sim_problems", None)
@@ -158,6 +156,13 @@ def sim_spec(
                 "stdout": str(rd / p.stdout), "stderr": str(rd / p.stderr),
             })  # fmt: skip
     processes.sort(key=lambda x: x["start_at_s"])
+    capture = run_plan.run.get("capture")
+    extra: dict[str, Any] = {}
+    if capture is not None:  # beyond the contract's example: what tcpdump would capture
+        extra["capture"] = {
+            "snaplen_bytes": capture["snaplen_bytes"],
+            "files": {n: str(rd / rundir.capture(n)) for n in nodes},
+        }
     return {
         "seed": run_plan.run["seed"],
         "epoch_unix_ns": SIM_EPOCH_UNIX_NS,
@@ -175,4 +180,5 @@ def sim_spec(
         "nodes": nodes,
         "processes": processes,
         "report": str(rd / rundir.SIM_REPORT),
+        **extra,
     }

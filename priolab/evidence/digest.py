@@ -30,6 +30,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ground import data
 from priolab.evidence import crates, pyimports
 from priolab.evidence.records import Digests
 
@@ -149,23 +150,66 @@ def checkout_dir(base_dir: str, repo: Path) -> str:
     return f"{OUTSIDE}/{p.name}"
 
 
+def _data_ref(value: str, sets: dict[str, Any], folders: list[Path]) -> str | None:
+    """An absolute path to a file of a data/manifest.toml dataset in one of this machine's
+    data folders → its `data:<dataset>/<file>` reference (None for any other string)."""
+    p = Path(value)
+    if not p.is_absolute():
+        return None
+    for root in folders:
+        if p.is_relative_to(root):
+            rel = p.relative_to(root)
+            for ds in sets.values():
+                if rel.parent.as_posix() == ds.dir and ds.file(rel.name) is not None:
+                    return f"{data.PREFIX}{ds.name}/{rel.name}"
+    return None
+
+
+def _walk(value: Any, leaf: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _walk(v, leaf) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, leaf) for v in value]
+    return leaf(value) if isinstance(value, str) else value
+
+
 def normalised_run(run: dict[str, Any], repo: Path) -> dict[str, Any]:
-    """The `run` block with its scenario folder relative to the checkout (`checkout_dir`):
-    the same point gives the same block on every machine and in every checkout."""
-    out = dict(run)
+    """The `run` block with its scenario folder relative to the checkout (`checkout_dir`) and
+    every dataset file the scenario named by `data:<dataset>/<file>` named so again (a
+    scenario resolves the reference to wherever this machine keeps its copy: PRIOLAB_DATA or
+    data/): the same point gives the same block on every machine and in every checkout."""
+    sets, folders = data.read_manifest(), data.roots()
+    out = _walk(dict(run), lambda v: _data_ref(v, sets, folders) or v)
     if isinstance(out.get("base_dir"), str):
         out["base_dir"] = checkout_dir(out["base_dir"], repo)
     return out
 
 
+def _local(run: dict[str, Any]) -> dict[str, Any]:
+    """A run block with every `data:` reference resolved to this machine's copy (the inverse
+    of `normalised_run`'s; a reference the manifest does not list stays as it is)."""
+
+    def leaf(v: str) -> str:
+        if not data.is_ref(v):
+            return v
+        try:
+            return str(data.resolve(v).path)
+        except ValueError:
+            return v
+
+    return _walk(run, leaf)
+
+
 def run_files(run: dict[str, Any], repo: Path) -> list[Path]:
     """The files a recorded run read, resolved in this checkout (its scenario folder by
-    `checkout_dir`): its link's traces and the files its workload parameters name."""
+    `checkout_dir`, its datasets' files in this machine's data folders): its link's traces
+    and the files its workload parameters name."""
     from pydantic import ValidationError
 
     from priolab.scenario import run_input_files
     from priolab.workloads import WORKLOADS
 
+    run = _local(run)
     rel = checkout_dir(str(run.get("base_dir") or "scenarios"), repo)
     base = Path(str(run.get("base_dir"))) if rel.startswith(OUTSIDE) else repo / rel
     w = dict(run.get("workload") or {})

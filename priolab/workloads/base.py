@@ -34,6 +34,7 @@ class RunContext:
     base_dir: Path  # the scenario file's folder: relative paths resolve here
     pairs: tuple[Pair, ...]
     tls_keylog: bool = False  # packets are captured: write the TLS keys beside the pcaps
+    qlog: bool = False  # one qlog trace per QUIC connection (rundir.QLOG_DIR of each endpoint)
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,26 @@ class Workload(Protocol):
     # Optional: `sim_problems(params) -> list[(key, why)]`, what the sim site (one
     # priolab-sim process, virtual time) cannot run of these parameters. A workload without it
     # cannot run on the sim site at all (engine/sim_spec.py says so, naming its programs).
+    # Optional: `qlog_problems(params) -> list[(key, why)]`, what of these parameters opens no
+    # QUIC connection for `qlog: true` to trace. A workload without it opens none at all
+    # (priolab/scenario.py refuses `qlog: true` for it); with it, `plan` honours ctx.qlog.
 
 
-def all_in_sim(params: BaseModel) -> list[tuple[str, str]]:
-    """`sim_problems` of a workload whose every process is a Rust endpoint priolab-sim hosts,
-    whatever its parameters: none."""
+def no_problems(params: BaseModel) -> list[tuple[str, str]]:
+    """A check that finds nothing, whatever the parameters."""
     return []
+
+
+def no_quic(key: str, value: str) -> list[tuple[str, str]]:
+    """`qlog_problems`' answer for a parameter `key` whose `value` opens no QUIC connection
+    (the others of the workload do: `quic`)."""
+    return [(key, f"{value!r} opens no QUIC connection for `qlog: true` to trace; allowed "
+             "with qlog: quic")]  # fmt: skip
+
+
+all_in_sim = no_problems
+"""`sim_problems` of a workload whose every process is a Rust endpoint priolab-sim hosts,
+whatever its parameters: none."""
 
 
 class QuicPair:
@@ -106,7 +121,7 @@ class QuicPair:
     and connector are (`listener`, `connector`: the `--role` values and the processes'
     names, `<program>-<role>[-N]`) and adds its own flags (`listener_args`,
     `connector_args`); the pair loop, the folders, the certificate hand-over, the TLS key
-    log of captured runs and the program's path are here, once."""
+    log of captured runs, the qlog folders and the program's path are here, once."""
 
     kind: str
     params_model: type[BaseModel]
@@ -154,6 +169,9 @@ class QuicPair:
                        *self.connector_args(params, ctx)]  # fmt: skip
             if ctx.tls_keylog:  # SSLKEYLOGFILE format, beside the pcaps (engine/plan.py)
                 connect += ["--keylog", str(ctx.run_dir / f"{rundir.TLS_KEYLOG}{tag}")]
+            if ctx.qlog:
+                listen += ["--qlog-dir", str(rundir.qlog_dir(host_dir))]
+                connect += ["--qlog-dir", str(rundir.qlog_dir(guest_dir))]
             specs.append(ProcessSpec(f"{self.program}-{self.listener}{tag}", pair.host, listen))
             specs.append(
                 ProcessSpec(f"{self.program}-{self.connector}{tag}", pair.guest, connect,
@@ -162,6 +180,7 @@ class QuicPair:
         return specs
 
     sim_problems = staticmethod(all_in_sim)  # Rust endpoints only, unless a protocol says
+    qlog_problems = staticmethod(no_problems)  # every run is QUIC, unless a protocol says
 
     def tools(self) -> list[list[str]]:
         return [[self.binary(), "--version"]]

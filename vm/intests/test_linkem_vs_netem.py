@@ -2,7 +2,11 @@
 
 For each case both backends must meet the link model (netem/model.py, netem/README.md) within
 statistical bounds; the figures of both go to $PRIOLAB_VM_OUT/figures.json under `compare`,
-from which netem/README.md's side-by-side table is made (`python -m vm.compare_table`).
+from which a side-by-side table is made (`python -m vm.compare_table`). The cases are where
+the two could part: the loss models (every model, netem's options read back) and the delay
+distribution with and without jitter. Rate and queue are measured once per backend where
+each is cheapest to trust: tc's in test_tc_backend.py here, linkem's on the host
+(tests/test_linkem_netns.py).
 """
 
 from __future__ import annotations
@@ -15,20 +19,19 @@ import pytest
 from netem.model import Link
 from netem.resolve import expected_burst_len, expected_loss_rate, resolve_loss
 from vm.linkbench import (
-    ARRIVAL_SLACK_MS,
+    IF_MB,
     Bench,
     binomial_interval,
     delay_summary,
     fifo_reorder_bound,
     loss_bursts,
     reorderings,
-    wire_mbps,
 )
 
 BACKENDS = ("tc", "userspace")
 UNLIMITED_Q = {"unlimited": True, "queue": {"limit_packets": 1000}}
-LOSS_PACKETS = 5000
-SEEDS = (1, 2)
+LOSS_PACKETS = 6000
+SEEDS = (1,)
 LOSS_CASES = {
     "iid 5%": {"model": "iid", "loss_pct": 5.0},
     "GE mean 5%, burst 3": {"model": "gilbert_elliott_mean", "loss_pct": 5.0, "burst_pkts": 3.0},
@@ -75,6 +78,10 @@ def test_loss_rate_and_bursts(bench: Bench, record: dict, backend: str, case: st
     rows = []
     for seed in SEEDS:
         with bench.link(backend, link, seed=seed, tag=f"cmp-loss-{seed}"):
+            if backend == "tc":  # what tc rendered is what the kernel holds: netem with loss
+                netem = [q for q in bench.tc_json("qdisc", "show", "dev", IF_MB)
+                         if q["kind"] == "netem"]  # fmt: skip
+                assert len(netem) == 1 and "loss" in str(netem[0].get("options")), netem
             p = bench.probe(1000, LOSS_PACKETS, tag=f"cmp-loss-{backend}-{seed}")
         received = p.received_mask()
         bursts = loss_bursts(received)
@@ -90,39 +97,3 @@ def test_loss_rate_and_bursts(bench: Bench, record: dict, backend: str, case: st
     assert lo <= measured * n_eff <= hi, rows
     mean_burst = float(np.mean([r["burst_mean"] for r in rows]))
     assert 0.6 * burst <= mean_burst <= 1.6 * burst, rows
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("drop", ["tail", "head"])
-def test_queue_limit_and_drops(bench: Bench, record: dict, backend: str, drop: str) -> None:
-    rate_mbps, size, n, limit = 2.0, 1000, 200, 12
-    link = up(rate_mbps=rate_mbps, queue={"limit_packets": limit, "drop": drop})
-    with bench.link(backend, link, tag=f"cmp-queue-{drop}"):
-        p = bench.probe(20_000, n, size, tag=f"cmp-queue-{backend}-{drop}")
-    received = p.received_mask()
-    s = delay_summary(p)
-    got = np.flatnonzero(received)
-    put(record, "queue", f"{limit} packets, {drop} drop, {rate_mbps:g} Mbit/s, burst of {n}",
-        backend, {"received": int(received.sum()), "max_delay_ms": s.get("max_ms"),
-                  "first_seqs": got[:5].tolist(), "last_seqs": got[-5:].tolist()})  # fmt: skip
-    serial_ms = (size + 42) * 8 / (rate_mbps * 1e3)
-    burst_ms = (p.send_ns.max() - p.send_ns.min()) / 1e6
-    assert received.sum() <= limit + 2 + (burst_ms + ARRIVAL_SLACK_MS) / serial_ms
-    if drop == "head":
-        assert received[-1]
-    else:
-        assert received[0] and not received[-1]
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("rate_mbps", [2.0, 10.0])
-def test_rate_accuracy(bench: Bench, record: dict, backend: str, rate_mbps: float) -> None:
-    size = 1000
-    pps = 1.3 * rate_mbps * 1e6 / ((size + 42) * 8)
-    link = up(rate_mbps=rate_mbps, queue={"limit_bytes": 30_000})
-    with bench.link(backend, link, tag=f"cmp-rate-{rate_mbps}"):
-        p = bench.probe(pps, int(pps * 4), size, tag=f"cmp-rate-{backend}")
-    got = wire_mbps(p, p.recv_ns.min() + 500_000_000, p.recv_ns.max() - 200_000_000)
-    put(record, "rate", f"{rate_mbps:g} Mbit/s (offered 1.3x)", backend,
-        {"measured_mbps": got, "error_pct": (got / rate_mbps - 1) * 100})  # fmt: skip
-    assert 0.85 * rate_mbps <= got <= 1.05 * rate_mbps

@@ -14,17 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from netem.model import Link
-from netem.resolve import expected_burst_len, expected_loss_rate, resolve_loss
 from netem.tc import NO_SEED_NOTE, local_netem_seed
 from vm.linkbench import (
     ARRIVAL_SLACK_MS,
     IF_MB,
     Bench,
-    binomial_interval,
     delay_summary,
     fifo_reorder_bound,
-    loss_bursts,
     reorderings,
     wire_mbps,
 )
@@ -115,47 +111,15 @@ def test_jitter(bench: Bench, record: dict, reorder: bool) -> None:
         assert reorderings(p) <= fifo_bound
 
 
-LOSS_MODELS = {
-    "iid": {"model": "iid", "loss_pct": 5.0},
-    "ge_mean": {"model": "gilbert_elliott_mean", "loss_pct": 5.0, "burst_pkts": 3.0},
-    "ge_full": {"model": "gilbert_elliott", "p_pct": 2.0, "r_pct": 25.0,
-                "one_minus_h_pct": 70.0, "one_minus_k_pct": 0.5},
-    "four_state": {"model": "four_state", "p13_pct": 1.5, "p31_pct": 30.0, "p32_pct": 10.0,
-                   "p23_pct": 20.0, "p14_pct": 1.0},
-}  # fmt: skip
-LOSS_PACKETS = 6000
-
-
-@pytest.mark.parametrize("name", list(LOSS_MODELS))
-def test_loss_model(bench: Bench, record: dict, name: str) -> None:
-    loss = LOSS_MODELS[name]
-    link = up(unlimited=True, loss=loss, queue={"limit_packets": 1000})
-    with bench.link("tc", link, seed=11, tag=f"loss-{name}") as applied:
-        netem = qdisc_of(bench, "netem")
-        p = bench.probe(1000, LOSS_PACKETS, tag=f"loss-{name}")
-    received = p.received_mask()
-    lost = int((~received).sum())
-    rl = resolve_loss(Link.model_validate(link).uplink.loss)
-    rate, burst = expected_loss_rate(rl), expected_burst_len(rl)
-    bursts = loss_bursts(received)
-    # Losses are correlated in bursts: the variance of the count grows by ~ the burst length,
-    # so the binomial interval is taken over n / (2 burst) independent "events".
-    n_eff = LOSS_PACKETS / max(1.0, 2.0 * burst)
-    lo, hi = binomial_interval(int(n_eff), rate)
-    record[f"tc_loss_{name}"] = {
-        "expected_loss_pct": rate * 100, "measured_loss_pct": lost / LOSS_PACKETS * 100,
-        "expected_burst": burst, "measured_burst": float(bursts.mean()) if len(bursts) else 0.0,
-        "netem_options": netem.get("options"), "commands": applied["commands"],
-    }  # fmt: skip
-    assert lo <= lost * n_eff / LOSS_PACKETS <= hi, record[f"tc_loss_{name}"]
-    if burst > 1.5:
-        assert bursts.mean() > 0.6 * burst, record[f"tc_loss_{name}"]
+GE_MEAN_5 = {"model": "gilbert_elliott_mean", "loss_pct": 5.0, "burst_pkts": 3.0}
+"""The seed test's loss; every loss model is measured on tc (and linkem) in
+test_linkem_vs_netem.py's test_loss_rate_and_bursts, with netem's options read back."""
 
 
 def test_seed(bench: Bench, record: dict) -> None:
     """Where tc knows netem's seed, the same seed loses the same packets; where it does not
     (iproute2 6.1), the commands carry no seed and the applied config says so."""
-    link = up(unlimited=True, loss=LOSS_MODELS["ge_mean"], queue={"limit_packets": 1000})
+    link = up(unlimited=True, loss=GE_MEAN_5, queue={"limit_packets": 1000})
     patterns, applied = [], []
     for i in range(2):
         with bench.link("tc", link, seed=5, tag=f"seed-{i}") as a:

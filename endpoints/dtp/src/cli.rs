@@ -1,6 +1,5 @@
 //! The `dtp` command line (endpoints/README.md, the harness's contract).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::ads::Policy;
@@ -187,21 +186,26 @@ impl Args {
 
     pub fn setup(&self, env: &Env) -> Result<quicsetup::Setup> {
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        let mut t =
-            quicsetup::base_transport(RECEIVE_WINDOW_BYTES, idle).context("--idle-timeout-s")?;
-        t.send_window(self.send_window_bytes);
-        // Streams of one priority go in the order they were written to: with the small send
-        // window, the bytes leave in the order the scheduler chose them.
-        t.send_fairness(false);
-        t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
-        self.common.cc.apply(&mut t);
+        let (send_window_bytes, cc) = (self.send_window_bytes, self.common.cc);
+        let transport = quicsetup::Transport::new(move || {
+            let mut t = quicsetup::base_transport(RECEIVE_WINDOW_BYTES, idle)
+                .context("--idle-timeout-s")?;
+            t.send_window(send_window_bytes);
+            // Streams of one priority go in the order they were written to: with the small
+            // send window, the bytes leave in the order the scheduler chose them.
+            t.send_fairness(false);
+            t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
+            cc.apply(&mut t);
+            Ok(t)
+        })?;
         Ok(quicsetup::Setup {
-            transport: Arc::new(t),
+            transport,
             alpn: b"dtp-priolab",
             keylog: self.common.keylog.clone(),
             limit: Duration::from_secs_f64(self.common.connect_timeout_s),
             who: format!("dtp {}", self.role.as_str()),
             env: env.clone(),
+            qlog: quicsetup::Qlog::new(self.common.qlog_dir.clone()),
         })
     }
 }

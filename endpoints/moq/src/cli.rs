@@ -1,7 +1,6 @@
 //! The `moq` command line (endpoints/README.md, the harness's contract).
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::route::Scheme;
@@ -109,16 +108,21 @@ impl Args {
 
     pub fn setup(&self, env: &Env) -> Result<quicsetup::Setup> {
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
-        t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
-        self.common.cc.apply(&mut t);
+        let cc = self.common.cc;
+        let transport = quicsetup::Transport::new(move || {
+            let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
+            t.max_concurrent_uni_streams(VarInt::from_u32(1 << 16));
+            cc.apply(&mut t);
+            Ok(t)
+        })?;
         Ok(quicsetup::Setup {
-            transport: Arc::new(t),
+            transport,
             alpn: b"moq-priolab",
             keylog: self.common.keylog.clone(),
             limit: Duration::from_secs_f64(self.common.connect_timeout_s),
             who: format!("moq {}", self.role.as_str()),
             env: env.clone(),
+            qlog: quicsetup::Qlog::new(self.common.qlog_dir.clone()),
         })
     }
 }

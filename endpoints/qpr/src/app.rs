@@ -222,9 +222,7 @@ async fn connect_server(args: &Args, setup: &quicsetup::Setup, deadline: Instant
     let Some(transport) = args.datagram_transport()? else {
         return Ok(Ok((ep, conn.clone(), conn)));
     };
-    let mut sc = sc;
-    sc.transport_config(transport);
-    let dgram = match quicsetup::accept_next(&ep, Some(Arc::new(sc)), deadline, setup).await? {
+    let dgram = match quicsetup::accept_next(&ep, &sc, &transport, deadline, setup).await? {
         Ok(d) => d,
         Err(e) => return Ok(Err(e)),
     };
@@ -250,15 +248,14 @@ async fn connect_player(args: &Args, setup: &quicsetup::Setup, deadline: Instant
         .cert
         .as_deref()
         .ok_or_else(|| anyhow!("--cert"))?;
-    let (ep, conn) = match quicsetup::connect(setup, addr, cert).await? {
+    let (ep, conn, client) = match quicsetup::connect_first(setup, addr, cert).await? {
         Ok(c) => c,
         Err(e) => return Ok(Err(e)),
     };
     if !args.unreliable_path.path().second_connection() {
         return Ok(Ok((ep, conn.clone(), conn)));
     }
-    let connecting = ep
-        .connect(addr, quicsetup::tls::SERVER_NAME)
+    let connecting = quicsetup::connect_next(setup, &ep, &client, &setup.transport, addr)
         .with_context(|| format!("connecting the datagram connection to {addr}"))?;
     match tokio::time::timeout_at(deadline, connecting).await {
         Err(_) => Ok(Err(quicsetup::ConnectTimeout(format!(

@@ -12,7 +12,7 @@ use clap::{Parser, ValueEnum};
 use quicsetup::shell::{Cc, CommonArgs, Role};
 use quicsetup::Env;
 use quinn::congestion::{BbrConfig, ControllerFactory, CubicConfig, NewRenoConfig};
-use quinn::{TransportConfig, VarInt};
+use quinn::VarInt;
 
 /// `--role`: `server` (alias `listen`) or `player` (alias `connect`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -238,19 +238,24 @@ impl Args {
         }
     }
 
-    fn transport(&self, cc: Arc<dyn ControllerFactory + Send + Sync>) -> Result<TransportConfig> {
+    fn transport(
+        &self,
+        cc: Arc<dyn ControllerFactory + Send + Sync>,
+    ) -> Result<quicsetup::Transport> {
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
-        t.max_concurrent_bidi_streams(VarInt::from_u32(1 << 16));
-        t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BYTES));
-        t.datagram_send_buffer_size(DATAGRAM_SEND_BYTES);
-        t.congestion_controller_factory(cc);
-        Ok(t)
+        quicsetup::Transport::new(move || {
+            let mut t = quicsetup::base_transport(WINDOW_BYTES, idle)?;
+            t.max_concurrent_bidi_streams(VarInt::from_u32(1 << 16));
+            t.datagram_receive_buffer_size(Some(DATAGRAM_RECEIVE_BYTES));
+            t.datagram_send_buffer_size(DATAGRAM_SEND_BYTES);
+            t.congestion_controller_factory(cc.clone());
+            Ok(t)
+        })
     }
 
     /// The transport of the datagram connection (server side; None on the shared path):
     /// as the first connection's, with the controller of --unreliable-path.
-    pub fn datagram_transport(&self) -> Result<Option<Arc<TransportConfig>>> {
+    pub fn datagram_transport(&self) -> Result<Option<quicsetup::Transport>> {
         let cc: Arc<dyn ControllerFactory + Send + Sync> = match self.unreliable_path.path() {
             UnreliablePath::Shared => return Ok(None),
             UnreliablePath::FixedWindowConnection => Arc::new(FixedWindowConfig {
@@ -260,18 +265,18 @@ impl Args {
                 inner: self.controller(),
             }),
         };
-        Ok(Some(Arc::new(self.transport(cc)?)))
+        Ok(Some(self.transport(cc)?))
     }
 
     pub fn setup(&self, env: &Env) -> Result<quicsetup::Setup> {
-        let t = self.transport(self.controller())?;
         Ok(quicsetup::Setup {
-            transport: Arc::new(t),
+            transport: self.transport(self.controller())?,
             alpn: b"qpr-priolab",
             keylog: self.common.keylog.clone(),
             limit: Duration::from_secs_f64(self.common.connect_timeout_s),
             who: format!("qpr {}", self.role.as_str()),
             env: env.clone(),
+            qlog: quicsetup::Qlog::new(self.common.qlog_dir.clone()),
         })
     }
 }

@@ -70,6 +70,16 @@ impl Clock {
         (self.read)()
     }
 
+    /// The instant on tokio's clock at which this clock was made.
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    /// The Unix time of [`Clock::start`], in ns.
+    pub fn epoch_unix_ns(&self) -> u64 {
+        self.epoch_unix_ns
+    }
+
     /// Time on tokio's clock since this clock was made.
     pub fn elapsed(&self) -> Duration {
         self.now().saturating_duration_since(self.start)

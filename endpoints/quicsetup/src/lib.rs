@@ -4,13 +4,17 @@
 //! certificate. Both give up after a time limit ([`ConnectTimeout`], the endpoints' exit 4).
 //! Both bind their socket through the session's [`Env`]: the kernel's UDP through [`udpbuf`]
 //! (large kernel buffers, logged) or an injected socket ([`net`]), and read time only from
-//! its [`Clock`]. [`shell`] is what every endpoint binary shares around its session.
+//! its [`Clock`]. Every connection gets a transport of its own ([`Transport`]), and with
+//! `--qlog-dir` a qlog trace of its own ([`qlog`]). [`shell`] is what every endpoint binary
+//! shares around its session.
 
 pub mod clock;
 pub mod console;
 pub mod csv;
 pub mod env;
 pub mod net;
+pub mod qlog;
+pub mod seeded_tls;
 pub mod shell;
 pub mod summary;
 pub mod tls;
@@ -20,6 +24,7 @@ pub use clock::Clock;
 pub use console::Console;
 pub use env::Env;
 pub use net::{Net, SocketFactory};
+pub use qlog::{Qlog, Transport};
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -27,7 +32,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
-use quinn::{Connection, Endpoint, IdleTimeout, ServerConfig, TransportConfig, VarInt};
+use quinn::{
+    ClientConfig, Connecting, Connection, Endpoint, IdleTimeout, ServerConfig, TransportConfig,
+    VarInt,
+};
 use rustls::pki_types::CertificateDer;
 use tokio::time::{timeout, Instant};
 
@@ -58,19 +66,28 @@ pub struct ConnectTimeout(pub String);
 
 pub type Connected = std::result::Result<(Endpoint, Connection), ConnectTimeout>;
 
-/// What both sides share: the transport, the ALPN, the key log, the time limit, and the name
-/// the messages on the console start with, and the world the session runs in.
+/// What both sides share: the transport (made afresh per connection), the ALPN, the key log,
+/// the time limit, the name the messages on the console start with (and the qlog files'),
+/// the world the session runs in, and where the connections' qlog traces go.
 #[derive(Clone)]
 pub struct Setup {
-    pub transport: Arc<TransportConfig>,
+    pub transport: Transport,
     pub alpn: &'static [u8],
     pub keylog: Option<PathBuf>,
     pub limit: Duration,
     pub who: String,
     pub env: Env,
+    pub qlog: Qlog,
 }
 
 impl Setup {
+    /// The next connection's transport, made by `transport`, with its qlog trace if any.
+    pub fn connection_transport(&self, transport: &Transport) -> Result<Arc<TransportConfig>> {
+        let mut t = transport.make()?;
+        self.qlog.attach(&mut t, &self.who, &self.env.clock)?;
+        Ok(Arc::new(t))
+    }
+
     fn endpoint(&self, bind: SocketAddr, server: Option<ServerConfig>) -> Result<Endpoint> {
         let config = self.env.endpoint_config(&self.who);
         self.env
@@ -93,17 +110,17 @@ pub async fn accept_one(setup: &Setup, bind: SocketAddr, cert_out: &Path) -> Res
         .map(|(ep, conn, _)| (ep, conn)))
 }
 
-/// As [`accept_one`], and also the endpoint's server configuration (its certificate), from
-/// which [`accept_next`] can accept a further connection with another transport.
+/// As [`accept_one`], and also the endpoint's server configuration (its certificate), with
+/// which [`accept_next`] can accept a further connection under another transport.
 pub async fn accept_first(
     setup: &Setup,
     bind: SocketAddr,
     cert_out: &Path,
 ) -> Result<std::result::Result<(Endpoint, Connection, ServerConfig), ConnectTimeout>> {
-    let (cert, key) = tls::self_signed()?;
-    let crypto = tls::server_crypto(cert.clone(), key, setup.keylog()?, setup.alpn)?;
-    let mut sc = quinn::ServerConfig::with_crypto(crypto);
-    sc.transport_config(setup.transport.clone());
+    let seed = setup.env.tls_seed(&setup.who);
+    let (cert, key) = tls::self_signed(seed)?;
+    let crypto = tls::server_crypto(cert.clone(), key, setup.keylog()?, setup.alpn, seed)?;
+    let sc = quinn::ServerConfig::with_crypto(crypto);
     let ep = setup
         .endpoint(bind, Some(sc.clone()))
         .with_context(|| format!("listening on {bind}"))?;
@@ -115,16 +132,17 @@ pub async fn accept_first(
         ep.local_addr()?
     ));
     let deadline = setup.env.clock.now() + setup.limit;
-    Ok(accept_next(&ep, None, deadline, setup)
+    Ok(accept_next(&ep, &sc, &setup.transport, deadline, setup)
         .await?
         .map(|conn| (ep, conn, sc)))
 }
 
-/// Server: the next client on `ep` by `deadline`, under `config` if given (else the
-/// endpoint's own server configuration); a failed handshake is logged and waited past.
+/// Server: the next client on `ep` by `deadline`, under `server` with a transport `transport`
+/// makes for it; a failed handshake is logged and waited past.
 pub async fn accept_next(
     ep: &Endpoint,
-    config: Option<Arc<ServerConfig>>,
+    server: &ServerConfig,
+    transport: &Transport,
     deadline: Instant,
     setup: &Setup,
 ) -> Result<std::result::Result<Connection, ConnectTimeout>> {
@@ -135,11 +153,9 @@ pub async fn accept_next(
             Ok(None) => return Err(anyhow!("endpoint closed while accepting")),
             Ok(Some(i)) => i,
         };
-        let connecting = match &config {
-            None => incoming.accept(),
-            Some(c) => incoming.accept_with(c.clone()),
-        };
-        let connecting = match connecting {
+        let mut config = server.clone();
+        config.transport_config(setup.connection_transport(transport)?);
+        let connecting = match incoming.accept_with(Arc::new(config)) {
             Ok(c) => c,
             Err(e) => {
                 console.err(format_args!(
@@ -190,6 +206,18 @@ async fn wait_for_cert(
 
 /// Client: wait for the server's certificate at `cert_path`, then connect to `addr`.
 pub async fn connect(setup: &Setup, addr: SocketAddr, cert_path: &Path) -> Result<Connected> {
+    Ok(connect_first(setup, addr, cert_path)
+        .await?
+        .map(|(ep, conn, _)| (ep, conn)))
+}
+
+/// As [`connect`], and also the client configuration (the trust of the server's
+/// certificate), with which [`connect_next`] opens a further connection from the endpoint.
+pub async fn connect_first(
+    setup: &Setup,
+    addr: SocketAddr,
+    cert_path: &Path,
+) -> Result<std::result::Result<(Endpoint, Connection, ClientConfig), ConnectTimeout>> {
     let (limit, clock) = (setup.limit, &setup.env.clock);
     let deadline = clock.now() + limit;
     let Some(cert) = wait_for_cert(cert_path, deadline, clock).await? else {
@@ -198,20 +226,19 @@ pub async fn connect(setup: &Setup, addr: SocketAddr, cert_path: &Path) -> Resul
             cert_path.display()
         ))));
     };
-    let mut cc = quinn::ClientConfig::new(tls::client_crypto(cert, setup.keylog()?, setup.alpn)?);
-    cc.transport_config(setup.transport.clone());
+    let seed = setup.env.tls_seed(&setup.who);
+    let crypto = tls::client_crypto(cert, setup.keylog()?, setup.alpn, seed)?;
+    let mut cc = quinn::ClientConfig::new(crypto);
+    setup.env.seed_client(&mut cc, &setup.who);
     let local: SocketAddr = if addr.is_ipv4() {
         "0.0.0.0:0".parse()?
     } else {
         "[::]:0".parse()?
     };
-    let mut ep = setup
+    let ep = setup
         .endpoint(local, None)
         .context("opening the client socket")?;
-    ep.set_default_client_config(cc);
-    let connecting = ep
-        .connect(addr, tls::SERVER_NAME)
-        .with_context(|| format!("connecting to {addr}"))?;
+    let connecting = connect_next(setup, &ep, &cc, &setup.transport, addr)?;
     match timeout(deadline.saturating_duration_since(clock.now()), connecting).await {
         Err(_) => Ok(Err(ConnectTimeout(format!(
             "no handshake with {addr} within {limit:?}"
@@ -222,9 +249,24 @@ pub async fn connect(setup: &Setup, addr: SocketAddr, cert_path: &Path) -> Resul
                 .env
                 .console
                 .err(format_args!("{}: connected to {addr}", setup.who));
-            Ok(Ok((ep, conn)))
+            Ok(Ok((ep, conn, cc)))
         }
     }
+}
+
+/// Client: a connection from `ep` to `addr` under `client`, with a transport `transport`
+/// makes for it.
+pub fn connect_next(
+    setup: &Setup,
+    ep: &Endpoint,
+    client: &ClientConfig,
+    transport: &Transport,
+    addr: SocketAddr,
+) -> Result<Connecting> {
+    let mut cc = client.clone();
+    cc.transport_config(setup.connection_transport(transport)?);
+    ep.connect_with(cc, addr, tls::SERVER_NAME)
+        .with_context(|| format!("connecting to {addr}"))
 }
 
 /// The role's side of the connection: the listener accepts one peer on `--bind` and writes

@@ -165,6 +165,10 @@ pub struct CommonArgs {
     /// TLS key log (SSLKEYLOGFILE format).
     #[arg(long)]
     pub keylog: Option<PathBuf>,
+    /// One qlog trace (JSON-SEQ, quinn's qlog) per QUIC connection into this folder
+    /// (created): `<program>-<role>-<n>.sqlog`, n from 1 in the order of the connections.
+    #[arg(long)]
+    pub qlog_dir: Option<PathBuf>,
     /// How long the listener waits for a peer and the connector for the certificate file
     /// and the handshake; exit 4 after it.
     #[arg(long, default_value_t = 15.0)]

@@ -1,5 +1,7 @@
 //! TLS for the QUIC connection: a self-signed certificate made at start (rcgen) for the server
 //! name [`SERVER_NAME`], trusted by the client as the only root; one ALPN; optional key log.
+//! With a seed (reproducible runs), the randomness of TLS and the certificate's key come from
+//! it ([`crate::seeded_tls`]); without, from the OS.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -16,10 +18,17 @@ pub const SERVER_NAME: &str = "priolab";
 /// with serial number 1, so the certificate and the handshake have the same sizes in every
 /// run (ECDSA's DER signatures vary by a byte or two, and rcgen's default serial, a hash of
 /// the key, loses a byte when the hash starts with zeros): a reproducible run's packets
-/// must not depend on the key drawn.
-pub fn self_signed() -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>)> {
-    let key_pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519)
-        .context("generating the certificate's key")?;
+/// must not depend on the key drawn. With `seed` the key comes from it, so the certificate's
+/// bytes are the same in every run of one seed.
+pub fn self_signed(seed: Option<u64>) -> Result<(CertificateDer<'static>, PrivateKeyDer<'static>)> {
+    let key_pair = match seed {
+        None => rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519),
+        Some(s) => rcgen::KeyPair::from_pkcs8_der_and_sign_algo(
+            &PrivatePkcs8KeyDer::from(crate::seeded_tls::ed25519_pkcs8(s)),
+            &rcgen::PKCS_ED25519,
+        ),
+    }
+    .context("generating the certificate's key")?;
     let mut params = rcgen::CertificateParams::new(vec![SERVER_NAME.to_string()])
         .context("the certificate's parameters")?;
     params.serial_number = Some(rcgen::SerialNumber::from(1u64));
@@ -43,8 +52,12 @@ pub fn write_cert_atomically(path: &Path, der: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// ring's provider; with `seed`, its randomness and key exchange from the seed.
+fn provider(seed: Option<u64>) -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(match seed {
+        None => rustls::crypto::ring::default_provider(),
+        Some(s) => crate::seeded_tls::provider(s),
+    })
 }
 
 /// SSLKEYLOGFILE-format writer (`LABEL <client_random hex> <secret hex>` per line).
@@ -82,8 +95,9 @@ pub fn server_crypto(
     key: PrivateKeyDer<'static>,
     keylog: Option<Arc<KeyLogFile>>,
     alpn: &[u8],
+    seed: Option<u64>,
 ) -> Result<Arc<quinn::crypto::rustls::QuicServerConfig>> {
-    let mut c = rustls::ServerConfig::builder_with_provider(provider())
+    let mut c = rustls::ServerConfig::builder_with_provider(provider(seed))
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_no_client_auth()
         .with_single_cert(vec![cert], key)?;
@@ -101,12 +115,13 @@ pub fn client_crypto(
     cert: CertificateDer<'static>,
     keylog: Option<Arc<KeyLogFile>>,
     alpn: &[u8],
+    seed: Option<u64>,
 ) -> Result<Arc<quinn::crypto::rustls::QuicClientConfig>> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(cert)
         .context("the host certificate is not a usable root")?;
-    let mut c = rustls::ClientConfig::builder_with_provider(provider())
+    let mut c = rustls::ClientConfig::builder_with_provider(provider(seed))
         .with_protocol_versions(&[&rustls::version::TLS13])?
         .with_root_certificates(roots)
         .with_no_client_auth();
@@ -125,11 +140,23 @@ mod tests {
 
     #[test]
     fn certificates_have_one_size() {
-        let sizes: Vec<usize> = (0..20).map(|_| self_signed().unwrap().0.len()).collect();
+        let sizes: Vec<usize> = (0..20)
+            .map(|_| self_signed(None).unwrap().0.len())
+            .collect();
         assert!(sizes.iter().all(|&s| s == sizes[0]), "{sizes:?}");
-        let (cert, key) = self_signed().unwrap();
+        let (cert, key) = self_signed(None).unwrap();
         // both sides accept it
-        server_crypto(cert.clone(), key, None, b"x").unwrap();
-        client_crypto(cert, None, b"x").unwrap();
+        server_crypto(cert.clone(), key, None, b"x", None).unwrap();
+        client_crypto(cert, None, b"x", None).unwrap();
+    }
+
+    #[test]
+    fn a_seeded_certificate_repeats_per_seed_and_has_the_one_size() {
+        let (a, key) = self_signed(Some(3)).unwrap();
+        assert_eq!(a, self_signed(Some(3)).unwrap().0);
+        assert_ne!(a, self_signed(Some(4)).unwrap().0);
+        assert_eq!(a.len(), self_signed(None).unwrap().0.len());
+        server_crypto(a.clone(), key, None, b"x", Some(3)).unwrap();
+        client_crypto(a, None, b"x", Some(4)).unwrap();
     }
 }

@@ -20,6 +20,7 @@ pub async fn open(args: &Args, env: &quicsetup::Env) -> Result<Connected> {
         limit: Duration::from_secs_f64(args.common.connect_timeout_s),
         who: format!("rise {}", args.role_str()),
         env: env.clone(),
+        qlog: quicsetup::Qlog::new(args.common.qlog_dir.clone()),
     };
     quicsetup::open(&setup, args.role.shell(), &args.common).await
 }

@@ -153,6 +153,9 @@ pub struct Args {
     pub idle_timeout_s: f64,
     #[arg(long)]
     pub keylog: Option<PathBuf>,
+    /// QUIC: one qlog trace (JSON-SEQ) per connection into this folder (created)
+    #[arg(long)]
+    pub qlog_dir: Option<PathBuf>,
 }
 
 pub const X264_PRESETS: [&str; 10] = [
@@ -251,37 +254,43 @@ impl Args {
 
     /// The QUIC set-up; `taps` receives the controller's events (inferred feedback).
     pub fn setup(&self, taps: Taps, env: &quicsetup::Env) -> Result<quicsetup::Setup> {
-        let mut t = TransportConfig::default();
-        t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
-                                              // assumption: a 1200-byte RTP packet plus the flow id and QUIC's overhead (~40 B)
-                                              // needs a UDP payload above quinn's 1200-byte default; the emulated links carry 1500
-        t.initial_mtu(1400);
-        t.min_mtu(1400);
-        // a small datagram buffer keeps the RTP queue in the application, where the
-        // controllers see it (assumption: two full datagrams)
-        t.datagram_send_buffer_size(2 * 1400);
         let idle = Duration::from_secs_f64(self.idle_timeout_s);
-        t.max_idle_timeout(Some(
-            IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
-        ));
-        t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
-        t.max_concurrent_uni_streams(VarInt::from_u32(4));
-        t.congestion_controller_factory(Arc::new(TapFactory {
-            newreno: self.cc == QuicCc::Newreno,
-            taps,
-        }));
+        let newreno = self.cc == QuicCc::Newreno;
+        let transport = quicsetup::Transport::new(move || {
+            let mut t = TransportConfig::default();
+            t.enable_segmentation_offload(false); // DESIGN.md: per-packet link emulation
+                                                  // assumption: a 1200-byte RTP packet plus the flow id and QUIC's overhead (~40 B)
+                                                  // needs a UDP payload above quinn's 1200-byte default; the emulated links carry
+                                                  // 1500
+            t.initial_mtu(1400);
+            t.min_mtu(1400);
+            // a small datagram buffer keeps the RTP queue in the application, where the
+            // controllers see it (assumption: two full datagrams)
+            t.datagram_send_buffer_size(2 * 1400);
+            t.max_idle_timeout(Some(
+                IdleTimeout::try_from(idle).context("--idle-timeout-s out of range")?,
+            ));
+            t.keep_alive_interval(Some((idle / 4).max(Duration::from_millis(100))));
+            t.max_concurrent_uni_streams(VarInt::from_u32(4));
+            t.congestion_controller_factory(Arc::new(TapFactory {
+                newreno,
+                taps: taps.clone(),
+            }));
+            Ok(t)
+        })?;
         let _ = PassThrough::WINDOW_BYTES;
         let who = match self.role {
             Role::Sender => "roq sender",
             Role::Receiver => "roq receiver",
         };
         Ok(quicsetup::Setup {
-            transport: Arc::new(t),
+            transport,
             alpn: b"roq-priolab",
             keylog: self.keylog.clone(),
             limit: Duration::from_secs_f64(self.connect_timeout_s),
             who: who.to_string(),
             env: env.clone(),
+            qlog: quicsetup::Qlog::new(self.qlog_dir.clone()),
         })
     }
 }

@@ -60,6 +60,17 @@ pub fn run(spec: &Spec, link: linkem::Config) -> io::Result<Outcome> {
         packet_log: spec.link.packet_log.clone(),
     };
     let net = SimNet::new(&srt, &cfg)?;
+    if let Some(c) = &spec.capture {
+        net.capture(&simnet::CaptureSpec {
+            files: c
+                .files
+                .iter()
+                .map(|(node, path)| (spec.nodes[node].addr, path.clone()))
+                .collect(),
+            snaplen_bytes: c.snaplen_bytes,
+            epoch_unix_ns: spec.epoch_unix_ns,
+        })?;
+    }
     let origin = srt.origin;
     let local = LocalSet::new();
     srt.rt.block_on(local.run_until(async move {

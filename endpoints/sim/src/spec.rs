@@ -22,6 +22,15 @@ pub struct Spec {
     pub nodes: BTreeMap<String, NodeSpec>,
     pub processes: Vec<ProcessSpec>,
     pub report: PathBuf,
+    /// Optional: a pcap per node of every frame it sends and receives (simnet's capture).
+    pub capture: Option<CaptureSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CaptureSpec {
+    pub snaplen_bytes: u32,
+    /// node name → its pcap file (absolute)
+    pub files: BTreeMap<String, PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -170,7 +179,11 @@ const TOP: &[&str] = &[
     "nodes",
     "processes",
     "report",
+    "capture",
 ];
+const CAPTURE: &[&str] = &["snaplen_bytes", "files"];
+/// tcpdump's limits on a snapshot length.
+const SNAPLEN_BYTES: std::ops::RangeInclusive<u64> = 64..=262_144;
 const LINK: &[&str] = &["config", "stats", "stats_interval_ms", "packet_log"];
 const NODE: &[&str] = &["addr", "side", "recv_buffer_bytes", "reader_stall"];
 const STALL: &[&str] = &["every_ms", "for_ms"];
@@ -224,7 +237,15 @@ pub fn parse(file: &Path, text: &str) -> R<Spec> {
             ));
         }
     }
+    let capture = match top.map.get("capture") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(parse_capture(
+            &Obj::new(file, "capture".into(), v, CAPTURE)?,
+            &nodes,
+        )?),
+    };
     Ok(Spec {
+        capture,
         seed: top.u64("seed")?,
         epoch_unix_ns: top.u64("epoch_unix_ns")?,
         deadline_s,
@@ -291,6 +312,45 @@ fn parse_nodes(top: &Obj) -> R<BTreeMap<String, NodeSpec>> {
         );
     }
     Ok(nodes)
+}
+
+/// `{"snaplen_bytes": N, "files": {node: "/abs/file.pcap", ...}}`: nodes of the spec.
+fn parse_capture(o: &Obj, nodes: &BTreeMap<String, NodeSpec>) -> R<CaptureSpec> {
+    let snaplen_bytes = o.u64("snaplen_bytes")?;
+    if !SNAPLEN_BYTES.contains(&snaplen_bytes) {
+        return Err(o.err("snaplen_bytes", "must be 64..=262144 (tcpdump's -s)"));
+    }
+    let map = o
+        .get("files")?
+        .as_object()
+        .ok_or_else(|| o.err("files", "must be an object: node name → pcap file"))?;
+    let mut files = BTreeMap::new();
+    for (node, v) in map {
+        let key = format!("files.{node}");
+        let Some(n) = nodes.get(node) else {
+            let known: Vec<&str> = nodes.keys().map(String::as_str).collect();
+            return Err(o.err(
+                &key,
+                &format!("no node {node:?}; nodes: {}", known.join(", ")),
+            ));
+        };
+        if !n.addr.is_ipv4() {
+            return Err(o.err(
+                &key,
+                "the node's address must be IPv4 (the frames are IPv4)",
+            ));
+        }
+        let path = v
+            .as_str()
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .ok_or_else(|| o.err(&key, "must be an absolute path"))?;
+        files.insert(node.clone(), path);
+    }
+    Ok(CaptureSpec {
+        snaplen_bytes: snaplen_bytes as u32,
+        files,
+    })
 }
 
 /// `{"every_ms": E, "for_ms": F}`: 0 < F < E.
@@ -503,6 +563,35 @@ mod tests {
             key_of(|v| v["processes"][0]["ok_exit_codes"] = serde_json::json!([256])),
             "processes[0].ok_exit_codes"
         );
+        let cap = |c: Value| key_of(move |v| v["capture"] = c);
+        assert_eq!(
+            cap(serde_json::json!({"snaplen_bytes": 10, "files": {}})),
+            "capture.snaplen_bytes"
+        );
+        assert_eq!(
+            cap(serde_json::json!({"snaplen_bytes": 100, "files": {"emu": "/r/c.pcap"}})),
+            "capture.files.emu"
+        );
+        assert_eq!(
+            cap(serde_json::json!({"snaplen_bytes": 100, "files": {"host": "c.pcap"}})),
+            "capture.files.host"
+        );
+        assert_eq!(cap(serde_json::json!({"snaplen": 100})), "capture.snaplen");
+    }
+
+    #[test]
+    fn a_capture_names_a_pcap_per_node() {
+        let t = spec_text(|v| {
+            v["capture"] = serde_json::json!({"snaplen_bytes": 262144,
+                "files": {"guest": "/r/capture-guest.pcap", "host": "/r/capture-host.pcap"}})
+        });
+        let s = parse(Path::new("/r/SPEC.json"), &t).unwrap();
+        let c = s.capture.unwrap();
+        assert_eq!(c.snaplen_bytes, 262_144);
+        assert_eq!(c.files["guest"], PathBuf::from("/r/capture-guest.pcap"));
+        assert_eq!(c.files.len(), 2);
+        let none = parse(Path::new("/r/SPEC.json"), &spec_text(|_| {})).unwrap();
+        assert_eq!(none.capture, None);
     }
 
     #[test]

@@ -8,20 +8,24 @@
 //! carries, and the driver ([`driver`], run by the runtime whenever it is idle) moves it out
 //! at the model's exit time into the destination socket's receive queue, optionally bounded like a kernel receive
 //! buffer ([`rcvbuf`]). Stats lines are the ones real linkem writes ([`linkem::stats`]).
+//! Optionally every node's frames go to a pcap file of its own ([`capture`], [`pcap`]).
 //!
 //! Time is tokio's paused clock on a current-thread runtime from [`runtime::build`]; see
 //! [`runtime`] for how the link gets ns precision although tokio's timers tick in ms.
 
+pub mod capture;
 pub mod clock;
 pub mod driver;
 pub mod net;
 mod packet_log;
+pub mod pcap;
 pub mod quinn_runtime;
 pub mod rcvbuf;
 pub mod runtime;
 pub mod socket;
 pub mod stats;
 
+pub use capture::CaptureSpec;
 pub use net::{
     LinkReport, NodeNet, NodeSpec, ReaderStall, Side, SimNet, SimNetConfig, SocketReport,
 };

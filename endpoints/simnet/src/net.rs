@@ -1,5 +1,6 @@
 //! The network: nodes, bound sockets, the two link directions, and routing between them.
 
+use crate::capture::{ecn_bits, Capture, CaptureSpec};
 use crate::clock::Origin;
 use crate::packet_log::PacketLog;
 use crate::rcvbuf::{Datagram, RecvCounters, RecvQueue};
@@ -107,6 +108,7 @@ pub(crate) struct State {
     closed: BTreeMap<SocketAddr, SocketReport>,
     pub stats: StatsWriter,
     packet_log: Option<PacketLog>,
+    capture: Option<Capture>,
     events: Vec<Event<Pkt>>,
     mtu_bytes: u64,
     /// Datagrams to an address of a node with no socket bound there.
@@ -194,6 +196,7 @@ impl SimNet {
                 .as_deref()
                 .map(PacketLog::create)
                 .transpose()?,
+            capture: None,
             events: Vec::new(),
             mtu_bytes: link.mtu_bytes,
             no_socket_drops: 0,
@@ -229,6 +232,13 @@ impl SimNet {
             })
     }
 
+    /// Capture every frame the nodes of `spec` send and receive, one pcap file per node
+    /// ([`crate::capture`]). Call before anything is sent.
+    pub fn capture(&self, spec: &CaptureSpec) -> io::Result<()> {
+        self.shared.lock().capture = Some(Capture::create(spec)?);
+        Ok(())
+    }
+
     /// Virtual ns since the origin.
     pub fn now_ns(&self) -> u64 {
         self.shared.origin.now_ns()
@@ -253,6 +263,10 @@ impl SimNet {
             log.flush()?;
         }
         let mut sockets = closed.clone();
+        if let Some(mut capture) = st.capture.take() {
+            let errors = capture.finish();
+            st.errors.extend(errors);
+        }
         for (k, s) in &st.sockets {
             sockets.entry(*k).or_default().add(&s.report());
         }
@@ -340,6 +354,7 @@ impl State {
         for ev in events.drain(..) {
             self.log_packet(i, &ev);
             if let Event::Sent { pkt, at_ns } = ev {
+                self.capture(pkt.payload.to.ip(), at_ns, &pkt.payload);
                 self.stats.record_late(i, now_ns.saturating_sub(at_ns));
                 delivered += usize::from(self.deliver(pkt.payload));
             }
@@ -369,6 +384,25 @@ impl State {
                 "writing the packet log: {e}; no more lines written"
             ));
             self.packet_log = None;
+        }
+    }
+
+    /// `p` on the interface of the node `at`, at `ns`, if that node is captured.
+    fn capture(&mut self, at: IpAddr, ns: u64, p: &Pkt) {
+        self.capture_raw(at, ns, p.from, p.to, p.ecn, &p.data);
+    }
+
+    fn capture_raw(
+        &mut self,
+        at: IpAddr,
+        ns: u64,
+        from: SocketAddr,
+        to: SocketAddr,
+        ecn: Option<EcnCodepoint>,
+        data: &[u8],
+    ) {
+        if let Some(c) = self.capture.as_mut() {
+            c.frame(at, ns, from, to, ecn_bits(ecn), data);
         }
     }
 
@@ -416,6 +450,8 @@ impl State {
         if let Some(s) = self.sockets.get_mut(&from) {
             s.datagrams_sent += 1;
         }
+        // the sender's interface sees the frame whatever becomes of it
+        self.capture_raw(from.ip(), now_ns, from, to, ecn, data);
         let src_side = self.nodes[&from.ip()].side;
         let Some(dst) = self.nodes.get(&to.ip()) else {
             self.unroutable += 1;
@@ -432,6 +468,7 @@ impl State {
         };
         if dst.side == src_side {
             // Same side of the link: no emulated link between them.
+            self.capture(to.ip(), now_ns, &pkt);
             self.deliver(pkt);
             return Ok(());
         }

@@ -1,6 +1,6 @@
 """The sim site: one run as one `priolab-sim run SPEC.json` process, in virtual time.
 
-Check what the run asks for (engine/sim_spec.py: capture, tc, programs that are not Rust
+Check what the run asks for (engine/sim_spec.py: tc, programs that are not Rust
 endpoints... a SimPlanError naming each key, before anything runs) → plan it as any site
 does (engine/plan.py: the workload's argv lists and start offsets) → write plan.json,
 linkem.json and sim-spec.json → run `priolab-sim run sim-spec.json` (its own stdout and
@@ -126,6 +126,7 @@ def run_one(spec: RunSpec, out_dir: Path, backend_name: str | None = None) -> di
         report = _read_report(work / rundir.SIM_REPORT)
         outputs = [f for p in spec_json["processes"] for f in (p["stdout"], p["stderr"])]
         outputs.append(spec_json["link"]["packet_log"])
+        outputs += (spec_json.get("capture") or {}).get("files", {}).values()
         present = {f for f in outputs if f is not None and Path(f).is_file()}
         errors += map(site_error, run_errors(spec_json, report, measured["exit_code"],
                                        measured.pop("stderr_tail"), present))  # fmt: skip

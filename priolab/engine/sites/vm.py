@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ground import rundir
+from ground import data, rundir
 from ground.reasons import site_error
 from priolab import cpu
 from priolab.engine.agent import CpuSampler
@@ -62,8 +62,17 @@ def inner_argv(spec: RunSpec, scenario: Path, out_dir: Path, backend: str) -> li
     ]  # fmt: skip
 
 
+def inner_env() -> dict[str, str]:
+    """The environment the run inside adds: the start margin, and PRIOLAB_DATA where the host
+    has it (vm/run.py shares that folder at its own path), so that the scenario's `data:`
+    references resolve inside as they did outside."""
+    env = {"PRIOLAB_START_MARGIN_S": str(START_MARGIN_S)}
+    root = data.external_root()
+    return env | ({data.ENV: str(root)} if root else {})
+
+
 def shares(scenario: Path, out_dir: Path) -> list[Path]:
-    """Host folders the run reads or writes besides the checkout and the shared data."""
+    """Host folders the run reads or writes besides the checkout and PRIOLAB_DATA."""
     folders = {scenario.resolve().parent, out_dir.parent}
     folders.update(f.parent for f in input_files(scenario))
     return sorted(folders)
@@ -107,7 +116,7 @@ def run_one_in_vm(
     t = timeout_s(spec)
     t_boot = time.time()
     inner = Command(inner_argv(spec, scenario, out_dir, backend), timeout_s=t, cwd=str(REPO),
-                    env={"PRIOLAB_START_MARGIN_S": str(START_MARGIN_S)})  # fmt: skip
+                    env=inner_env())  # fmt: skip
     with CpuSampler() as host:  # this machine's CPU, with the time of each sample
         res = run_job(
             [inner],

@@ -1,4 +1,4 @@
-"""The `dtp` workload (seeds/001): deadline-aware block delivery over QUIC.
+"""The `dtp` workload ([DTP]): deadline-aware block delivery over QUIC.
 
 - `workload.py`: `DtpParams` and the `Dtp` plug-in (check, prepare, plan: the sender in the
   host, the receiver in the guest);

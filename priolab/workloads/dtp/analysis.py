@@ -43,9 +43,7 @@ if TYPE_CHECKING:
 
 HEADER_BYTES = 36  # endpoints/dtp/src/wire.rs
 BLOCKS_TABLE = "dtp_blocks.parquet"
-WINDOW_S = (
-    1.0  # seeds/001 Fig. 4: "each point represents the block completion rate in the past second"
-)
+WINDOW_S = 1.0  # [DTP Fig. 4]: "each point represents the block completion rate in the past second"
 SENT_COLUMNS = ["block_id", "round", "priority", "payload_bytes", "created_us", "deadline_us",
                 "sent_bytes", "outcome"]  # fmt: skip
 RECEIVED_COLUMNS = ["block_id", "created_us", "end_us", "received_bytes", "status"]

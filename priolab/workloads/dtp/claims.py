@@ -1,4 +1,4 @@
-"""The mechanism behind a verdict on seeds/001's claims (book/papers.py DTP, judged
+"""The mechanism behind a verdict on [DTP]'s claims (book/papers.py DTP, judged
 by analysis/judged.py `standard`): where each scheme's blocks went, read off the runs
 (runs.csv rows, valid runs) — on time, dropped by the sender, sent but late or never
 complete, still queued at the end — with the median completion time against the deadline,

@@ -1,4 +1,4 @@
-"""Scenario figures and the deadline table of the `dtp` workload (seeds/001 Figs. 3-5).
+"""Scenario figures and the deadline table of the `dtp` workload ([DTP Figs. 3-5]).
 
 The x axis of the sweep figures is the setting, ordered by the number in its name (the
 bandwidth in MB/s, or the loss in %, as the scenario names them); a point is the mean over
@@ -106,7 +106,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
         row[0].legend(fontsize=7)
     made += save(fig, out, "dtp_deadline",
                  "Share of blocks complete at the receiver within their deadline of their "
-                 "release, of all blocks (left, seeds/001 Figs. 3a and 5) and of the most "
+                 "release, of all blocks (left, [DTP Figs. 3a and 5]) and of the most "
                  "important blocks (right, Fig. 3b), per setting and scheme, one row per "
                  "congestion controller (speed); mean over runs, bar = 95 % bootstrap CI over "
                  "runs. Blocks still queued at the close count as missed.")  # fmt: skip
@@ -156,7 +156,7 @@ def _windows(runs: pd.DataFrame, settings: list[str], schemes: list[str], out: P
         ax.legend(fontsize=7)
     return save(fig, out, "dtp_windows",
                 "Deadline-meeting ratio of the blocks released in each 1 s window, against the "
-                "window's end (seeds/001 Fig. 4), per setting (one row per congestion "
+                "window's end ([DTP Fig. 4]), per setting (one row per congestion "
                 "controller); mean over runs, band = 95 % "
                 "bootstrap CI over runs.")  # fmt: skip
 
@@ -190,7 +190,7 @@ def _table(
         f"# {scenario_dir.name}: deadline-meeting and good-bytes ratios",
         "",
         "Mean [95 % bootstrap CI] (runs) over valid runs; the last column divides each "
-        f"scheme's mean deadline ratio by the reference scheme's ({reference}). seeds/001 "
+        f"scheme's mean deadline ratio by the reference scheme's ({reference}). [DTP] "
         "reports up to 5× more blocks on time than QUIC when bandwidth is limited.",
         "",
         *md,

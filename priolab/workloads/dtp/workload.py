@@ -1,4 +1,4 @@
-"""The `dtp` workload (seeds/001): the `dtp` sender in the host (QUIC server, the block
+"""The `dtp` workload ([DTP]): the `dtp` sender in the host (QUIC server, the block
 source) and the receiver in the guest; blocks flow host → guest (the downlink).
 
 The paper's schemes map to `scheme` and `alpha`: QUIC = `quic` (round robin over the blocks,

@@ -1,4 +1,4 @@
-"""The `moq` workload (seeds/004): prioritised Media-over-QUIC live streaming.
+"""The `moq` workload ([MoQ]): prioritised Media-over-QUIC live streaming.
 
 - `workload.py`: `MoqParams` and the `Moq` plug-in (check, prepare, plan: the publisher in
   the host, the subscriber in the guest);

@@ -1,4 +1,4 @@
-"""Verdicts on seeds/004's claims from a `moq` scenario's runs (runs.csv rows, valid runs):
+"""Verdicts on [MoQ]'s claims from a `moq` scenario's runs (runs.csv rows, valid runs):
 priolab's number with n and its 95 % bootstrap CI, and "reproduced", "not reproduced,
 because ..." or "differs, because ...", where the reason is a mechanism read off the same
 runs (the link's queue, lost frames), never prose typed for a result.
@@ -75,7 +75,7 @@ def backlog_where(runs: pd.DataFrame, latency_metric: str) -> str:
 
 
 def all_i_on_time(budget_ms: float) -> Judge:
-    """seeds/004 Fig. 6: at a budget of `budget_ms` or more every I frame is displayed on time.
+    """[MoQ Fig. 6]: at a budget of `budget_ms` or more every I frame is displayed on time.
     Per run, the smallest budget with every I frame on time (`i_all_on_time_budget_ms`; NaN:
     an I frame never arrived = never on time). Reproduced iff it is ≤ the budget in every
     run."""
@@ -106,7 +106,7 @@ def all_i_on_time(budget_ms: float) -> Judge:
 
 
 def scheme_gain(metric: str) -> Judge:
-    """seeds/004 Fig. 10: FT (num) displays more frames on time than FEFS (den) under the same
+    """[MoQ Fig. 10]: FT (num) displays more frames on time than FEFS (den) under the same
     constraint. Reproduced iff the ratio's CI lies above 1; differs if it holds 1."""
 
     def judge(num: pd.DataFrame, den: pd.DataFrame) -> Judged:
@@ -167,7 +167,7 @@ def _spread(runs: pd.DataFrame, frame_type: str) -> np.ndarray:
 
 
 def spread_order(num: pd.DataFrame, den: pd.DataFrame) -> Judged:
-    """seeds/004 Figs. 6-8: "the variation is smallest for the I-frames and largest for the
+    """[MoQ Figs. 6-8]: "the variation is smallest for the I-frames and largest for the
     B-frames" (FT). Reproduced iff the ratios P ÷ I and B ÷ P of the mean spreads both have
     CIs above 1; not reproduced if either lies below 1; differs otherwise (a CI holds 1)."""
     s = {t: _spread(num, t) for t in ("I", "P", "B")}

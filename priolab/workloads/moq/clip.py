@@ -1,9 +1,9 @@
-"""The `moq` workload's clip: seeds/004's video structure at seeds/004's rate *with* overheads.
+"""The `moq` workload's clip: [MoQ]'s video structure at [MoQ]'s rate *with* overheads.
 
     python -m priolab.workloads.moq.clip [OUT.csv] [--seed 1] [--target-ip-mbps 2.7]
         [--overhead-bytes-per-frame B]
 
-seeds/004 (Experimental Setup): 1280x720, 25 fps, GoP 50 frames, two B frames between
+[MoQ] (Experimental Setup): 1280x720, 25 fps, GoP 50 frames, two B frames between
 references (IBBP...), one frame per CMAF chunk, and "the bitrate of the test video with the
 associated overheads was approximately 2.7 Mbps". So the payload rate is 2.7 Mbit/s less what
 priolab's stack adds per frame: the MoQ object header, QUIC (packet header, AEAD tag, STREAM
@@ -47,12 +47,12 @@ from traces.frames import (
     write_frame_csv,
 )
 
-TARGET_IP_MBPS = 2.7  # seeds/004: "with the associated overheads was approximately 2.7 Mbps"
+TARGET_IP_MBPS = 2.7  # [MoQ]: "with the associated overheads was approximately 2.7 Mbps"
 TOLERANCE = 0.03  # issue 24: the clip's rate with overheads within 2.7 Mbit/s ± 3 %
-FPS = 25  # seeds/004
-GOP_FRAMES = 50  # seeds/004: "GoP length was 50 frames (two seconds)"
-B_FRAMES = 2  # seeds/004: "two B-frames were interleaved between the I and P-frames"
-WIDTH, HEIGHT = 1280, 720  # seeds/004: "(1280x720) test video"
+FPS = 25  # [MoQ]
+GOP_FRAMES = 50  # [MoQ]: "GoP length was 50 frames (two seconds)"
+B_FRAMES = 2  # [MoQ]: "two B-frames were interleaved between the I and P-frames"
+WIDTH, HEIGHT = 1280, 720  # [MoQ]: "(1280x720) test video"
 DURATION_S = 20  # assumption: 10 GoPs, looped by the publisher (as the earlier clip)
 NOISE = 6  # traces/README.md: noise strength 6 makes I frames ~5x a P frame
 SEED = 1  # any fixed seed of the noise filter; recorded in the file name and the README

@@ -1,4 +1,4 @@
-"""Scenario figures and the OTDR table of the `moq` workload (seeds/004 Figs. 6-10).
+"""Scenario figures and the OTDR table of the `moq` workload ([MoQ Figs. 6-10]).
 
 Each run's figure data (figure_data.py: its frames' latency per capture-time bin, the
 quantile vector of their display delay) is aligned across repetitions by bin (the schedule
@@ -78,7 +78,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
             ax.legend(fontsize=7)
         caption = (
             f"Latency (arrival − capture) of the {t} frames against their capture time (mean "
-            "per capture-time bin), per bottleneck setting and scheme (seeds/004 Figs. 6-8): "
+            "per capture-time bin), per bottleneck setting and scheme ([MoQ Figs. 6-8]): "
             "mean over runs, band = 95 % bootstrap CI over runs. Frames that never arrived are "
             "left out."
         )
@@ -98,7 +98,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
         if (low, sc) in data:
             ax.legend(fontsize=7)
     made += save(fig, out, "moq_latency_all",
-                 f"Latency of every frame by type at {low} (seeds/004 Fig. 9), one panel per "
+                 f"Latency of every frame by type at {low} ([MoQ Fig. 9]), one panel per "
                  "scheme; mean over runs with 95 % bootstrap CI band.")  # fmt: skip
     made += _otdr_figures(data, settings, schemes, out)
     _otdr_table(runs, settings, schemes, scenario_dir)
@@ -125,7 +125,7 @@ def _otdr_figures(data: dict, settings: list[str], schemes: list[str], out: Path
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7)
     made += save(fig, out, "moq_otdr",
-                 "OTDR of all frames against the latency budget (seeds/004 Fig. 10): a frame is "
+                 "OTDR of all frames against the latency budget ([MoQ Fig. 10]): a frame is "
                  "on time if it and every frame it depends on arrived by capture + budget. "
                  "Colour = bottleneck setting; FEFS dashed, FT solid, group dotted. Mean over "
                  "runs, band = 95 % bootstrap CI over runs.")  # fmt: skip
@@ -186,7 +186,7 @@ def _otdr_table(
     text = [
         f"# {scenario_dir.name}: on-time display ratio",
         "",
-        "OTDR at the budgets of seeds/004: mean [95 % bootstrap CI] (runs) over valid runs. A "
+        "OTDR at the budgets of [MoQ]: mean [95 % bootstrap CI] (runs) over valid runs. A "
         "frame is on time if it and every frame it depends on arrived by capture + budget; a "
         "frame that never arrived is never on time.",
         "",
@@ -195,7 +195,7 @@ def _otdr_table(
         "## Smallest budget with every I frame on time (ms)",
         "",
         "Per run the largest I-frame latency; mean [CI] (runs) and the worst run (inf: an I "
-        "frame never arrived). seeds/004: 'if the latency budget is 700 ms or more, all "
+        "frame never arrived). [MoQ]: 'if the latency budget is 700 ms or more, all "
         "I-frames can be displayed on time'.",
         "",
         "| setting | scheme | mean | worst run |",

@@ -1,4 +1,4 @@
-"""On-time display ratio (seeds/004, Fig. 5): a frame is displayed on time under a latency
+"""On-time display ratio ([MoQ Fig. 5]): a frame is displayed on time under a latency
 budget if it *and every frame it depends on* have arrived by its presentation deadline,
 capture time + budget. Pure functions of the frames in decode order.
 

@@ -1,4 +1,4 @@
-"""The `moq` workload (seeds/004): the `moq` publisher in the host (QUIC server, the video
+"""The `moq` workload ([MoQ]): the `moq` publisher in the host (QUIC server, the video
 source) and the subscriber in the guest; the video flows host → guest (the downlink).
 
 Schemes of the paper map to `scheme`: fefs (one stream in encode order), ft (one stream per

@@ -347,7 +347,12 @@ def calibrate(backend: str, quick: bool, log: Callable[[str], None] = print) -> 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--json", type=Path, help="write the results to this JSON file")
     ap.add_argument("--quick", action="store_true", help="shorter runs (about 2-3 minutes)")
-    ap.add_argument("--backend", choices=["auto", "tc", "userspace"], default="auto")
+    ap.add_argument(
+        "--backend",
+        choices=["auto", "tc", "userspace"],
+        default="auto",
+        help="the link backend to calibrate (default: auto, as a run would pick)",
+    )
 
 
 def run_args(args: argparse.Namespace) -> int:

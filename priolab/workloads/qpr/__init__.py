@@ -1,4 +1,4 @@
-"""The `qpr` workload (seeds/002): adaptive partially reliable delivery of volumetric media
+"""The `qpr` workload ([QPR]): adaptive partially reliable delivery of volumetric media
 over QUIC.
 
 - `workload.py`: `QprParams` and the `Qpr` plug-in (check, prepare, plan: the segment server

@@ -8,7 +8,7 @@ stall_before_ms` (times in s since the first request).
 (1 = highest priority), `quality` (1-5 as Table 2), `reliable, size_bytes, received_bytes,
 datagrams_expected, datagrams_received, complete`, and `decodable_quality` = `quality` if
 every byte arrived, else 0. The loss model: V-PCC cannot decode an object with missing data
-(seeds/002 §IV-D/E: "the objects that experience loss cannot be reconstructed yet"), so an
+([QPR §IV-D/E]: "the objects that experience loss cannot be reconstructed yet"), so an
 unreliable object that lost a datagram counts as missing in that segment.
 
 Metrics (metrics.json): per-segment throughput `throughput_mean_mbps`, `_median_`, `_p10_`

@@ -1,4 +1,4 @@
-"""The mechanism behind a verdict on seeds/002's claims (book/papers.py QPR, judged
+"""The mechanism behind a verdict on [QPR]'s claims (book/papers.py QPR, judged
 by analysis/judged.py `standard`): per scheme, what the player got and what the path
 did, read off the runs (runs.csv rows, valid runs) — throughput, freezes, media played,
 objects that arrived incomplete, unreliable bytes lost, the server's packet losses and the

@@ -1,4 +1,4 @@
-"""Scenario figures and Table 3 of the `qpr` workload (seeds/002).
+"""Scenario figures and Table 3 of the `qpr` workload ([QPR]).
 
 - `qpr_throughput_cdf` (Figs. 12, 14, 15): CDF of the per-segment throughput, the segments
   of every valid run of a (setting, scheme) pooled (each run's CDF from its quantile vector,
@@ -60,7 +60,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
         ax.legend(fontsize=6)
     made += save(fig, out, "qpr_throughput_cdf",
                  "CDF of the per-segment throughput (segments of all valid runs pooled), per "
-                 "setting and scheme; the legend gives the mean (seeds/002 Figs. 12, 14, 15). "
+                 "setting and scheme; the legend gives the mean ([QPR Figs. 12, 14, 15]). "
                  "Rates are in the run's rescaled units (workload README).")  # fmt: skip
     for col, name, what in [("quality", "qpr_quality", "requested quality"),
                             ("decodable_quality", "qpr_decodable_quality",
@@ -82,7 +82,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
             ax.legend(fontsize=6)
         made += save(fig, out, name,
                      f"Mean {what} (1-5, Table 2) per viewport priority rank (1 = most visible), "
-                     "per setting and scheme (seeds/002 Figs. 13c/d, 16).")  # fmt: skip
+                     "per setting and scheme ([QPR Figs. 13c/d, 16]).")  # fmt: skip
     _freeze_table(runs, settings, schemes, scenario_dir)
     return made, []
 
@@ -116,7 +116,7 @@ def _freeze_table(
             rows.append(row)
     pd.DataFrame(rows).to_csv(scenario_dir / "freeze_table.csv", index=False)
     text = [
-        f"# {scenario_dir.name}: freezes and throughput (seeds/002 Table 3, Figs. 14-15)",
+        f"# {scenario_dir.name}: freezes and throughput ([QPR Table 3, Figs. 14-15])",
         "",
         "Mean [95 % bootstrap CI] (runs) over valid runs. A freeze: the buffer is empty when a "
         "segment ends (a stall still going on at the end counts, up to the end); the start-up "

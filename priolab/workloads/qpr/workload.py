@@ -1,4 +1,4 @@
-"""The `qpr` workload (seeds/002): the `qpr` segment server in the host (QUIC server, the
+"""The `qpr` workload ([QPR]): the `qpr` segment server in the host (QUIC server, the
 content) and the headless player in the guest; the media flows host → guest (the downlink).
 
 Schemes of the paper map to `q_pct`, the unreliable share of the four objects: Q0 (all
@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from priolab.workloads.base import QuicPair, RunContext
+from priolab.workloads.base import QuicPair, RunContext, no_quic
 
 Q_LEVELS = (0, 25, 50, 75, 100)
 # quinn's minimum congestion window is two 1200-byte packets: a smaller initial window
@@ -21,7 +21,7 @@ MIN_WINDOW_BYTES = 2400
 
 
 class InitialWindow(BaseModel):
-    """seeds/002 §IV-B: the initial window is the BDP at the lowest bandwidth of the trace."""
+    """[QPR §IV-B]: the initial window is the BDP at the lowest bandwidth of the trace."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -46,7 +46,7 @@ class QprParams(BaseModel):
     initial_window: InitialWindow | None = Field(
         default=None, description="BDP initial window; none = quinn's default"
     )
-    buffer_segments: int = Field(default=1, ge=1, le=30, description="seeds/002: 1 s = 1 segment")
+    buffer_segments: int = Field(default=1, ge=1, le=30, description="[QPR]: 1 s = 1 segment")
     abr_safety: float = Field(default=1.0, gt=0.0, le=2.0, description="ABR budget factor")
     lap_s: float = Field(default=60.0, gt=0.0, description="one lap of the viewer (s)")
     eod_grace_ms: float = Field(
@@ -62,12 +62,12 @@ class QprParams(BaseModel):
     fec_repair_pct: int = Field(
         default=0, ge=0, le=700,
         description="FEC repair datagrams per 100 source datagrams of an unreliable object "
-        "(QPR(F), seeds/002 §IV-E); 0 = none",
+        "(QPR(F), [QPR §IV-E]); 0 = none",
     )  # fmt: skip
     fec_block: int = Field(
         default=32, ge=1, le=255, description="source datagrams per FEC block (assumption)"
     )
-    idle_timeout_s: float = Field(default=10.0, gt=0.0, description="seeds/002: 10 s")
+    idle_timeout_s: float = Field(default=10.0, gt=0.0, description="[QPR]: 10 s")
     port: int = Field(default=4443, ge=1024, le=65535)
 
     @field_validator("q_pct")
@@ -123,6 +123,11 @@ class Qpr(QuicPair):
             "--abr-safety", f"{params.abr_safety:g}", "--lap-s", f"{params.lap_s:g}",
             "--eod-grace-ms", f"{params.eod_grace_ms:g}", *self._common(params, ctx),
         ]  # fmt: skip
+
+    def qlog_problems(self, params: BaseModel) -> list[tuple[str, str]]:
+        """The HTTP/2 baseline opens no QUIC connection to trace."""
+        assert isinstance(params, QprParams)
+        return no_quic("transport", params.transport) if params.transport == "h2" else []
 
     def sim_problems(self, params: BaseModel) -> list[tuple[str, str]]:
         """What the sim site cannot run: the HTTP/2 baseline (kernel TCP)."""

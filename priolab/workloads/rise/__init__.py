@@ -1,6 +1,6 @@
 """The RISE workload: one `rise` endpoint per host (Host = QUIC server, Guest = client).
 
-Schemes of SPEC-rise.md map to the two per-endpoint switches: nopri (both off), pri (both
+Schemes of [RISE setup] map to the two per-endpoint switches: nopri (both off), pri (both
 on), pri-u (Guest only: the uplink sender), pri-d (Host only). An endpoint without
 prioritisation uses one FIFO of B bytes whose overflow policy is `fifo_drop`: `head` (default)
 drops the oldest datagrams as vanilla quinn's datagram send buffer does (the paper's baseline

@@ -172,8 +172,8 @@ def section(trees: list[Path], files: dict[str, Path]) -> list[str]:
     lines = [
         "## The paper's claims beside priolab's numbers",
         "",
-        "Each claim of the paper's Figs. 5, 6, 8, 9 and 10 (seeds/000 section 4) on each path "
-        "where its setting ran: the paper's link as SPEC-rise.md gives it, and the regime map's "
+        "Each claim of the paper's Figs. 5, 6, 8, 9 and 10 ([RISE §4]) on each path "
+        "where its setting ran: the paper's link as [RISE setup] gives it, and the regime map's "
         "window-limited path (0.05 % iid uplink loss). A ratio is the mean over runs of the "
         "baseline ÷ the mean of the compared scheme, an absolute value the mean; both with the "
         "95 % percentile bootstrap CI over runs (each scheme resampled on its own); n = valid "

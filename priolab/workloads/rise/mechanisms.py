@@ -32,7 +32,7 @@ CAUSE_COLUMNS = (
     ("deadline_unacked", "no ACK to trigger retx"),
 )
 FREEZE_MAP = "rise-freeze-map"
-# The paper's absolute MTP (seeds/000 section 4.2): FB/4K/Low w/o Pri ÷ w/ Pri = 9.4 and the
+# The paper's absolute MTP ([RISE §4.2]): FB/4K/Low w/o Pri ÷ w/ Pri = 9.4 and the
 # difference 730 ms, so w/ Pri = 730 / (9.4 - 1) and w/o Pri = 9.4 × that.
 PAPER_RATIO, PAPER_DIFF_MS = 9.4, 730.0
 PAPER_PRI_MS = PAPER_DIFF_MS / (PAPER_RATIO - 1)

@@ -1,4 +1,4 @@
-"""Per-run metrics of a `rise` run (SPEC-rise.md; Guest's perspective unless the name says
+"""Per-run metrics of a `rise` run ([RISE setup]; Guest's perspective unless the name says
 otherwise): the pure metric functions and `rise_metrics`, which analysis.metrics calls
 through the workload's analysis (analysis.py) to write metrics.json and
 tables/guest_frames.parquet.

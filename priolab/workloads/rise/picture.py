@@ -3,7 +3,7 @@
     python -m priolab.workloads.rise.picture IMAGE OUT_CSV SCENARIO_DIR [SCENARIO_DIR ...]
         [--every N]
 
-The paper (seeds/000 section 4.3) compares each decoded frame with a reference "rendered from
+The paper ([RISE §4.3]) compares each decoded frame with a reference "rendered from
 ground-truth user positions at decoding time", by SSIM and PSNR, the pair "temporally
 synchronized" so that the difference is the perspective alone. Here, for every N-th frame
 displayed at the Guest inside the analysed window of every valid run: the viewport of a real
@@ -14,7 +14,7 @@ stands for the video: the difference is the perspective, as in the paper; the co
 loss is the same for both schemes and is left out.
 
 Parameters:
-- field of view 1 rad (SPEC-rise.md, seeds/000 section 4.1: "a 1-radian PoV"), square;
+- field of view 1 rad ([RISE setup], [RISE §4.1]: "a 1-radian PoV"), square;
 - `VIEW_PX` = 160 pixels a side: the source's own resolution over 1 rad (a 1024-pixel-wide
   equirectangular picture has 163 pixels per radian), so the viewport neither invents nor
   throws away detail (assumption);
@@ -49,7 +49,7 @@ from priolab.workloads.rise.numbers import ci, fmt
 from priolab.workloads.rise.tables import TABLES_DIR
 from traces.orientation import geodesic_angle, quat_to_matrix
 
-FOV_RAD = 1.0  # SPEC-rise.md: perspective projection with a 1-radian field of view
+FOV_RAD = 1.0  # [RISE setup]: perspective projection with a 1-radian field of view
 VIEW_PX = 160  # assumption: the source's resolution over 1 rad (module docstring)
 PSNR_MAX_DB = 60.0  # assumption: libvmaf's cap for 8-bit input (module docstring)
 EVERY = 10  # assumption: every 10th displayed frame (3 per second at 30 fps) keeps it cheap
@@ -59,7 +59,7 @@ EVERY = 10  # assumption: every 10th displayed frame (3 per second at 30 fps) ke
 SOURCE = Path("/usr/share/blender/datafiles/studiolights/world/forest.exr")
 SOURCE_NEEDS = "`apt-get install blender-data` and `pip install openexr`"
 BOOK_EVERY = 30  # assumption: the book's runs.csv scores every 30th frame (~57 per 60 s run)
-# Fig. 7 (seeds/000 section 4.3: "CDFs of similarity scores under different movement speeds"):
+# Fig. 7 ([RISE §4.3]: "CDFs of similarity scores under different movement speeds"):
 # the moderate speed is rise-transport(-wl)'s runs, slow and fast rise-content(-wl)'s
 FIG7_SCENARIOS = ("rise-transport", "rise-transport-wl", "rise-content", "rise-content-wl")
 LUMA = np.array([0.2126, 0.7152, 0.0722])  # Rec. 709

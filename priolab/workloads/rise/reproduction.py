@@ -5,7 +5,7 @@
 
 Each SCENARIO_DIR is an aggregated results folder (runs.csv: one row per valid run;
 exclusions.csv: the invalid ones). For every claim of the paper's Fig. 5, 6, 8, 9 and 10 (the
-CLAIMS table below, quoted from seeds/000 section 4), the report gives priolab's number on
+CLAIMS table below, quoted from [RISE §4]), the report gives priolab's number on
 every path where that setting ran (the paper's link as given, and the regime map's
 window-limited path), with the 95 % bootstrap CI over runs, the regime the runs were in (read
 from the runs' own diagnostics, not from the setting's name) and whether the paper's value
@@ -153,7 +153,7 @@ CLAIMS = [
         scheme="",
         upper_bound=True,
     ),
-    # Fig. 6 (seeds/000 section 4.3): "zero median mismatch under slow movement and reduces
+    # Fig. 6 ([RISE §4.3]): "zero median mismatch under slow movement and reduces
     # 95th and 99th percentile mismatches by 2.5 – 7.8× and 1.8 – 6.4×"; "For moderate and fast
     # movement ... median reductions reach 2.1 – 11× in 5G networks and 1.5 – 15× in fixed
     # broadband networks; 95th and 99th percentile improvements range from 3 – 7× and 2.5 – 4×
@@ -887,11 +887,12 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
         "at commit "
         f'{commit}{dirty}, {now}, from the runs listed under "What this rests on".',
         "",
-        "Paper: Lin et al., MMAsia 2025 (seeds/000), section 4; setup: ../shared/SPEC-rise.md. "
+        "Paper: [RISE] (Lin et al., MMAsia 2025), section 4; setup: [RISE setup] "
+        "(docs/rise-setup.md; the keys: docs/bibliography.md). "
         "Every ratio is the mean over runs of w/o Pri (or the named scheme's baseline) ÷ the "
         "mean of the compared scheme, with a 95 % percentile bootstrap CI that resamples each "
         "scheme's runs independently; absolute values are means with their bootstrap CI. "
-        "Guest's perspective, after the warm-up. Two paths: the paper's link as SPEC-rise.md "
+        "Guest's perspective, after the warm-up. Two paths: the paper's link as [RISE setup] "
         "gives it (70 Mbit/s shaped uplink, one BDP drop-tail queue, no random loss), and the "
         "map's window-limited path (the same with 0.05 % iid uplink loss). 'Regime' is read "
         f"from the w/o Pri runs' diagnostics: window-limited when the Guest's sender was "

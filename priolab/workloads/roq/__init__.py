@@ -1,4 +1,4 @@
-"""The `roq` workload (seeds/003): RTP over QUIC with application-level congestion control.
+"""The `roq` workload ([RoQ]): RTP over QUIC with application-level congestion control.
 
 - `workload.py`: `RoqParams` and the `Roq` plug-in (check, prepare, plan: the sender in the
   host, the receiver in the guest);

@@ -1,4 +1,4 @@
-"""The mechanism behind a verdict on seeds/003's claims (book/papers.py RoQ, judged by
+"""The mechanism behind a verdict on [RoQ]'s claims (book/papers.py RoQ, judged by
 analysis/judged.py `standard`): per configuration, what the receiver saw, read off the runs
 (runs.csv rows, valid runs).
 

@@ -1,4 +1,4 @@
-"""Scenario figures and the SSIM table of the `roq` workload (seeds/003 Figs. 4-7), drawn from
+"""Scenario figures and the SSIM table of the `roq` workload ([RoQ Figs. 4-7]), drawn from
 runs.csv and each run's figure data (figure_data.py), never from a run's tables.
 
 - `roq_target_<setting>` (Figs. 4-6): the controller's target bitrate (line) and the rate
@@ -11,7 +11,7 @@ runs.csv and each run's figure data (figure_data.py), never from a run's tables.
 - `ssim_table.{md,csv}` (scenario folder): mean SSIM [95 % bootstrap CI over runs] per
   configuration and delay, the share of frames decoded beside it, the decoder's state (runs
   in which no picture was decoded, runs whose decoder pipeline stopped on an ERROR, mean
-  complete key frames), and the paper's number where it states one (seeds/003 §6, at 50 ms
+  complete key frames), and the paper's number where it states one ([RoQ §6], at 50 ms
   unless named). A configuration with such runs is not a low-SSIM result like the others:
   the `decoder` column says what happened instead of leaving the mean to speak for it.
 """
@@ -34,7 +34,7 @@ from priolab.workloads.logs import numeric_key
 
 Label = Callable[[str], str]
 
-# seeds/003 §6: average SSIM the paper reports, (scheme, setting) -> value
+# [RoQ §6]: average SSIM the paper reports, (scheme, setting) -> value
 PAPER_SSIM: dict[tuple[str, str], float] = {
     ("trivial", "d50"): 0.78,
     ("trivial+stream", "d50"): 0.75,
@@ -108,7 +108,7 @@ def fig_targets(runs: pd.DataFrame, out: Path, cmp_order: list[str], label: Labe
         axes[0].legend(fontsize=6)
         made += save(fig, out, f"roq_target_{setting}",
                      f"Target bitrate and transmitted rate, one-way delay setting {setting}, "
-                     "mean over repetitions (seeds/003 Figs. 4-6)")  # fmt: skip
+                     "mean over repetitions ([RoQ Figs. 4-6])")  # fmt: skip
     return made
 
 
@@ -133,7 +133,7 @@ def fig_scream_by_delay(runs: pd.DataFrame, out: Path) -> list[Path]:
         ax.set_xlabel("time (s)")
     caption = (
         "SCReAM's target (dark) and transmitted rate (light): feedback inferred from "
-        "QUIC (left) and RTCP (right), one row per one-way delay (seeds/003 Fig. 7)"
+        "QUIC (left) and RTCP (right), one row per one-way delay ([RoQ Fig. 7])"
     )
     return save(fig, out, "roq_scream_by_delay", caption)
 

@@ -33,7 +33,7 @@ from priolab.workloads.roq.source import SOURCES, ensure_source
 from priolab.workloads.roq.workload import RoqParams, roq_binary
 
 DEFAULT_KBPS = (100, 200, 300, 500, 700, 1000, 1500, 2000)
-# seeds/003 §6: the lowest mean SSIM the paper reports is 0.69 (trivial controller with
+# [RoQ §6]: the lowest mean SSIM the paper reports is 0.69 (trivial controller with
 # NewReno and a competing stream, §6.2), the highest 0.87 (SCReAM over QUIC, §6.4)
 PAPER_SSIM_LO = 0.69
 PAPER_SSIM_HI = 0.87

@@ -1,4 +1,4 @@
-"""The `roq` workload (seeds/003): RTP over QUIC. The sender (`roq --role sender`) runs in the
+"""The `roq` workload ([RoQ]): RTP over QUIC. The sender (`roq --role sender`) runs in the
 host and the receiver in the guest; the video flows host → guest (the downlink), the
 feedback guest → host. Over QUIC the sender is the server (it writes the certificate the
 receiver waits for); over UDP the receiver binds first and the sender starts 0.5 s later.
@@ -15,8 +15,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from priolab.engine import rundir
 from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim
+from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim, no_quic
 from priolab.workloads.roq.source import SOURCES, source_path
 
 UDP_START_DELAY_S = 0.5  # assumption: ample for the receiver to bind its socket
@@ -142,6 +143,11 @@ class Roq:
                 cert = host_dir / "cert.der"
                 sender += ["--bind", f"0.0.0.0:{params.port}", "--cert-out", str(cert)]
                 receiver += ["--connect", f"{pair.host_ip}:{params.port}", "--cert", str(cert)]
+                if ctx.tls_keylog:  # SSLKEYLOGFILE format, beside the pcaps (as QuicPair)
+                    receiver += ["--keylog", str(ctx.run_dir / f"{rundir.TLS_KEYLOG}{tag}")]
+                if ctx.qlog:
+                    sender += ["--qlog-dir", str(rundir.qlog_dir(host_dir))]
+                    receiver += ["--qlog-dir", str(rundir.qlog_dir(guest_dir))]
                 specs.append(ProcessSpec(f"roq-sender{tag}", pair.host, sender))
                 specs.append(
                     # quicsetup::connect waits for --cert itself (see QuicPair)
@@ -163,6 +169,11 @@ class Roq:
                     )
                 )
         return specs
+
+    def qlog_problems(self, params: BaseModel) -> list[tuple[str, str]]:
+        """Plain UDP opens no QUIC connection to trace."""
+        assert isinstance(params, RoqParams)
+        return no_quic("transport", params.transport) if params.transport == "udp" else []
 
     def sim_problems(self, params: BaseModel) -> list[tuple[str, str]]:
         """None: every parameter runs on the sim site. There the sender encodes each frame
