@@ -36,14 +36,14 @@ def _copy(tmp: Path) -> Path:
     return tmp
 
 
-def _snakemake(tmp: Path, *args: str) -> str:
+def _snakemake(tmp: Path, *args: str, site: str = "sim") -> str:
     wrapper = tmp / "fake-priolab-sim"
     wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE}" "$@"\n')
     wrapper.chmod(0o755)
     env = {**os.environ, "PATH": f"{SNAKEMAKE.parent}:{os.environ['PATH']}",
            "PRIOLAB_SIM": str(wrapper)}  # fmt: skip
     files = ",".join(f"scenarios/{f}" for f in SCENARIOS)
-    r = subprocess.run([str(SNAKEMAKE), "--cores", "2", *args, "--config", "site=sim",
+    r = subprocess.run([str(SNAKEMAKE), "--cores", "2", *args, "--config", f"site={site}",
                         f"scenario={files}", "results=res", "reps=1", "--", *RUNS],
                        cwd=tmp, capture_output=True, text=True, timeout=600, env=env)  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
@@ -85,3 +85,23 @@ def test_changing_one_endpoint_reruns_only_its_workloads_runs(tmp_path: Path) ->
     lk.write_text(lk.read_text() + "\n// the emulator changed\n")
     out = _snakemake(tmp, "-n")
     assert len(_jobs(out, "run")) == len(RUNS)
+
+
+def test_a_real_time_stamp_builds_only_its_workloads_programs(tmp_path: Path) -> None:
+    """On a real-time site a workload's stamp builds the packages of its programs and linkem,
+    the roots of its Rust digest, and nothing else: no roq (no GStreamer) for RISE's runs.
+    The calibration's stamp builds linkem, whose package holds lkprobe.
+    On the sim site every stamp builds the one binary, priolab-sim."""
+    tmp = _copy(tmp_path)
+    for site, want in (
+        ("mininet", {"rise": "--package=rise --package=linkem",
+                     "dtp": "--package=dtp --package=linkem",
+                     "probe": "--package=linkem"}),  # the calibration's (lkprobe is linkem's)
+        ("sim", {"rise": "--package=priolab-sim", "dtp": "--package=priolab-sim"}),
+    ):  # fmt: skip
+        out = _snakemake(tmp, "-n", "-p", site=site)
+        got = {}
+        for b in _jobs(out, "build"):
+            kind = re.findall(rf"\.build/{site}-(\w+)-[0-9a-f]{{16}}\.done", b)[0]
+            got[kind] = re.findall(r"cargo build --release (.*) --locked", b)[0]
+        assert got == want, site
