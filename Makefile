@@ -164,10 +164,12 @@ book-refresh: setup
 	$(PY) -m book.refresh run --cores $(CORES) --reps $(REFRESH_REPS) $(if $(REFRESH_ONLY),--only $(REFRESH_ONLY))
 
 # A sample of the committed sim records rerun and compared (evidence/README.md, "verify"):
-# counts exactly, floats within a relative tolerance. Small, to keep `make test` short.
-VERIFY_SAMPLE ?= 2
+# counts exactly, floats within a relative tolerance. Small, and among the scenarios whose runs
+# are cheap (no video scoring), to keep `make test` short.
+VERIFY_SAMPLE ?= 3
+VERIFY_ONLY ?= quick,dtp-quick,agree-dtp,agree-rise
 test-evidence: setup
-	$(VENV)/bin/priolab evidence verify --sample $(VERIFY_SAMPLE) --seed 1
+	$(VENV)/bin/priolab evidence verify --sample $(VERIFY_SAMPLE) --seed 1 --only $(VERIFY_ONLY)
 
 # Every page of the site rendered in headless Chromium: headings, images, internal links;
 # one screenshot per page in build/docs-screenshots (kept as the test's artefacts).

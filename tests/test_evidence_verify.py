@@ -67,6 +67,11 @@ def test_a_sim_record_reruns_the_same_and_a_tampered_one_does_not(tmp_path: Path
     assert len(current) == 1 and stale == 0
     assert priolab(["evidence", "--store", str(ev), "verify", "--sample", "1"]) == 0
     assert "ok   dtp-quick/3MBps/dtp/cubic/r1" in capsys.readouterr().out
+    verify_only = ["evidence", "--store", str(ev), "verify", "--sample", "1", "--only"]
+    assert priolab([*verify_only, "quick,dtp-quick"]) == 0  # make test's cheap sample
+    assert "verify: 1 of 1 current" in capsys.readouterr().out
+    assert priolab([*verify_only, "quick"]) == 1
+    assert "0 current sim records of quick" in capsys.readouterr().err
     p = store.path_of(ev, "sim", "dtp-quick")
     (r,) = store.read(p)
     tampered = dict(r.metrics, deadline_ratio=(r.metrics["deadline_ratio"] or 0.0) + 0.25)

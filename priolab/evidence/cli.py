@@ -37,10 +37,14 @@ def _verify(args: argparse.Namespace) -> int:
     from priolab.evidence.verify import current_sim_records, sample, verify
 
     current, stale = current_sim_records(Path(args.store), REPO_ROOT)
+    if args.only:
+        names = set(args.only.split(","))
+        current = [r for r in current if r.scenario in names]
     if len(current) < args.min_current:
-        print(f"error: {len(current)} current sim records (at least {args.min_current} needed), "
-              f"{stale} stale: the checkout's code no longer makes them; refresh them "
-              "(`make book-refresh`)", file=sys.stderr)  # fmt: skip
+        among = f" of {args.only}" if args.only else ""
+        print(f"error: {len(current)} current sim records{among} (at least "
+              f"{args.min_current} needed), {stale} stale: the checkout's code no longer makes "
+              "them; refresh them (`make book-refresh`)", file=sys.stderr)  # fmt: skip
         return 1
     picked = sample(current, args.sample, args.seed)
     print(
@@ -83,6 +87,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     v = esub.add_parser("verify", help="rerun a sample of current sim records and compare")
     v.add_argument("--sample", type=int, required=True, help="how many records to rerun")
     v.add_argument("--seed", type=int, default=1, help="the sample's seed (default 1)")
+    v.add_argument(
+        "--only",
+        help="sample among these scenarios' records only (comma-separated names): a cheap "
+        "sample, as `make test` takes it",
+    )
     v.add_argument(
         "--min-current",
         type=int,
