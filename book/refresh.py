@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from book.papers import PAPERS
+from ground import rundir
 from priolab.evidence import refresh, store
 from priolab.evidence.add import add, head
 from priolab.paths import REPO_ROOT
@@ -119,12 +120,12 @@ def run(
             "--config", "site=sim", "sim_partial=true", f"results={results}", f"reps={reps}",
             "calibrate=false",
             f"scenario={files}", "--",
-            *[str(results / p.rel_dir / "metrics.json") for p in todo]]  # fmt: skip
+            *[str(results / p.rel_dir / rundir.METRICS) for p in todo]]  # fmt: skip
     t0, cpu0 = time.monotonic(), _cpu_children_s()
     r = subprocess.run(argv, cwd=repo, check=False)
     done = add(results, store_dir=store_dir, repo=repo,
                only={(results / p.rel_dir).resolve() for p in todo
-                     if (results / p.rel_dir / "metrics.json").is_file()})  # fmt: skip
+                     if (results / p.rel_dir / rundir.METRICS).is_file()})  # fmt: skip
     wall, cpu = time.monotonic() - t0, _cpu_children_s() - cpu0
     for path, n_added, n_total in done:
         print(f"{path}: {n_added} added, {n_total} records")
