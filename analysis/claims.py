@@ -328,11 +328,13 @@ class Unmeasured:
 @dataclass(frozen=True)
 class PageContext:
     """What a section hook reads: every run of the paper's scenarios (one row per run, valid
-    or not, with its site; analysis/verdicts.py `ROW_COLUMNS`) and the results folders, for
-    what a run keeps as a file (figures, maps)."""
+    or not, with its site; analysis/verdicts.py `ROW_COLUMNS`) and the results folders, one
+    per site, for what a run keeps as a file (figures, maps); `out_dir` is the page's folder,
+    where a hook copies the figures it shows (under `figures/`)."""
 
     rows: pd.DataFrame
     trees: tuple[Path, ...] = ()
+    out_dir: Path | None = None
 
 
 Section = Callable[[PageContext], list[str]]

@@ -8,6 +8,9 @@ metrics.py); this writes them with the run's validity, and one of its own: `sess
 priolab/engine/judge.py), else 0. A metric with no data is NaN (written as null in
 metrics.json), never 0. Unreadable logs make the run invalid with the reason
 `analysis: <error>`, so aggregation excludes it and says why (`--strict`: exit 1).
+
+Beside it, RUN_DIR/figure-data.json: the compact data the scenario's figures draw (the
+workload's `figure_data`, analysis/figure_data.py), empty for an invalid run.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from analysis import figure_data
 from analysis.logs import AnalysisError, read_json, read_metadata, workload_kind
 from analysis.workload import analysis_for
 from ground import rundir
@@ -75,7 +79,18 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
         if info:
             out["analysis"] = info
     (run_dir / rundir.METRICS).write_text(json.dumps(out, indent=2, default=str) + "\n")
+    figure_data.write(run_dir, compute_figure_data(run_dir, meta) if out["valid"] else {})
     return out
+
+
+def compute_figure_data(
+    run_dir: Path, meta: dict[str, Any] | None = None
+) -> figure_data.FigureData:
+    """The run's figure data from its tables (the workload's `figure_data`; none without)."""
+    meta = meta if meta is not None else read_metadata(run_dir)
+    wa = analysis_for(workload_kind(meta))
+    make = getattr(wa, "figure_data", None)
+    return make(run_dir, meta, run_dir / TABLES_DIR) if make is not None else {}
 
 
 def per_run_main(

@@ -28,6 +28,7 @@ from analysis.verdicts import (
     judge,
     precision,
 )
+from priolab.evidence import marks
 
 TREES = {"sim": "results-sim", "mininet": "results"}
 """The results folder the workflow writes each site's runs into (rules/common.smk)."""
@@ -109,6 +110,14 @@ def n_text(j: Judgement) -> str:
     return f"≥ {j.runs_min} a side" + (f", {died} died" if died else "")
 
 
+def standing(j: Judgement) -> str:
+    """What the condition's numbers rest on, after its site (priolab/evidence/marks.py):
+    " (stale: k of n runs)" when some of its runs were made by other code than the
+    checkout's, " (real time)" when they ran on a real-time site; "" otherwise."""
+    runs = [s.runs for p in j.points for s in p.sides]
+    return marks.mark(pd.concat(runs, ignore_index=True)) if runs else ""
+
+
 def deaths(j: Judgement) -> str:
     """The death rate per side, where any session died."""
     parts = [f"{s.cell.scheme} at {s.cell.setting}: {s.failed} of {len(s.runs)} sessions died"
@@ -123,10 +132,10 @@ def scenario_file(name: str, files: dict[str, Path]) -> str:
     return f"`{files[name]}`" if name in files else f"`{name}` (no scenario file found)"
 
 
-def describe(cond: Condition, files: dict[str, Path]) -> str:
-    """Where a condition's runs come from, in one cell: site, scenario file, settings,
-    schemes."""
-    parts = [cond.site]
+def describe(cond: Condition, files: dict[str, Path], mark: str = "") -> str:
+    """Where a condition's runs come from, in one cell: site (with `mark`, what its runs rest
+    on), scenario file, settings, schemes."""
+    parts = [cond.site + mark]
     for sc in dict.fromkeys(p.num.scenario for p in cond.points):
         pts = [p for p in cond.points if p.num.scenario == sc]
         settings = list(dict.fromkeys(p.num.setting for p in pts))
@@ -215,7 +224,7 @@ def claims_table(judged: list[Judged]) -> list[str]:
     for j in judged:
         p = j.primary
         n = n_text(p) if p.verdict.kind != NOT_RUN else ""
-        value = value_text(p) + (f", n {n}" if n else "")
+        value = value_text(p) + (f", n {n}" if n else "") + standing(p)
         lines.append(f"| [{j.claim.source}](#{j.claim.key}): {j.claim.text} | {j.claim.paper} | "
                      f"{value} | **{p.verdict.kind}** |")  # fmt: skip
     return [*lines, ""]
@@ -247,7 +256,8 @@ def details(paper: Paper, j: Judged, files: dict[str, Path]) -> list[str]:
     for jj in j.judgements:
         cond = jj.condition
         n = n_text(jj) if jj.verdict.kind != NOT_RUN else "–"
-        lines.append(f"| **{cond.role}** · {describe(cond, files)} | {value_text(jj)} | {n} | "
+        lines.append(f"| **{cond.role}** · {describe(cond, files, standing(jj))} | "
+                     f"{value_text(jj)} | {n} | "
                      f"{jj.verdict.kind} |")  # fmt: skip
     lines += [""]
     for jj in j.judgements:
@@ -278,7 +288,9 @@ def fill_line(paper: Paper, j: Judgement, files: dict[str, Path]) -> str:
     have = j.runs_min
     reps = FLOOR_RUNS if have < FLOOR_RUNS else min(CAP_RUNS, 2 * have)
     cmd = fill_command(j.condition, files, reps)
-    more = "".join(f", then `{e}`" for e in extra_commands(paper, j.claim))
+    tree = TREES.get(j.condition.site, "results")
+    more = f", then `priolab evidence add {tree}`"  # the pages read the evidence store
+    more += "".join(f", then `{e}`" for e in extra_commands(paper, j.claim))
     return f"To fill the primary condition: `{cmd}`{more}."
 
 

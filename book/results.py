@@ -1,18 +1,20 @@
-"""One results page per paper, from the run folders present under the results folders.
+"""One results page per paper, from the evidence store's records (evidence/README.md).
 
 For each paper (papers.py): its scoreboard, claims and each claim's conditions and verdict
 (claims_page.py, judged by analysis/verdicts.py), its notes and its own sections (the paper's
 hooks), each scenario's summary and figures, and the provenance (commits the runs were made
-at, the run folders, the calibration reports, the invalid runs with their reasons). With no
-run folders the page says so, and every claim names the command that fills it. Reads only
+at, their code digests, the calibration reports, the invalid runs with their reasons). With no
+records the page says so, and every claim names the commands that fill it. Reads only
 aggregated scenario folders (runs.csv, exclusions.csv, summary.md, figures/), each run's
-metadata.json, and the per-run files a paper declares (`Paper.extras`).
+metadata.json and the per-run files a paper declares (`Paper.extras`), as the store's records
+materialise them (priolab/evidence/materialise.py: one tree per site, never `results/`).
 
-A page reads several results folders side by side (the workflow's `results/`, Mininet and the
-other real-time sites, and `results-sim/`, the sim site): a scenario aggregated in two of
-them gives two rows per claim and setting, one under the other, and two sections, each
-headed by its site; runs of two folders are never pooled. The site of a number is the one its
-runs' metadata.json records (`site.kind`).
+A page reads the sites' trees side by side: a scenario with records of two sites gives two
+rows per claim and setting, one under the other, and two sections, each headed by its site;
+runs of two sites are never pooled. The site of a number is the one its runs' metadata.json
+records (`site.kind`). A number, a figure or a section that rests on stale records (made by
+other code than the checkout's) or on real-time records (not replayable) says so
+(priolab/evidence/marks.py).
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from analysis.claims import PageContext, Paper
 from book import claims_page
 from book.bibliography import BY_KEY, cite_block
 from ground import rundir
+from priolab.evidence import marks
+from priolab.evidence.scenarios import scenario_files
 
 
 @dataclass
@@ -41,7 +44,7 @@ class ScenarioRuns:
     file: Path | None  # scenarios/<file>.yaml whose `name:` is `name`
     runs: pd.DataFrame  # runs.csv (valid runs), with `site` and `commit` columns added
     excluded: pd.DataFrame  # exclusions.csv
-    tree: str = "results"  # the results folder it was read from (its name), e.g. results-sim
+    tree: str = "results"  # the site's tree it was read from (its name: the site)
     cost: str = ""  # what its valid runs cost, from their metadata.json (run_cost)
 
     @property
@@ -51,26 +54,29 @@ class ScenarioRuns:
 
     @property
     def where(self) -> str:
-        """Site and folder, as a heading names them: `the sim site (results-sim/)`."""
+        """The site, as a heading names it: `the sim site`."""
         if self.runs.empty:
-            return f"{self.tree}/ (no valid run, so no site)"
+            return f"the {self.tree} records (no valid run)"
         sites = sorted(set(self.runs["site"]))
         if sites == [NO_SITE]:
-            return f"{self.tree}/ ({NO_SITE})"
-        return f"the {' and '.join(sites)} site{'s' if len(sites) > 1 else ''} ({self.tree}/)"
+            return f"the {self.tree} records ({NO_SITE})"
+        return f"the {' and '.join(sites)} site{'s' if len(sites) > 1 else ''}"
 
-
-def scenario_files(repo: Path) -> dict[str, Path]:
-    """Scenario name → its file under scenarios/ or a folder of it (the `name:` key)."""
-    out: dict[str, Path] = {}
-    for f in sorted((repo / "scenarios").rglob("*.yaml")):
-        try:
-            name = (yaml.safe_load(f.read_text()) or {}).get("name")
-        except yaml.YAMLError:
-            continue
-        if isinstance(name, str):
-            out[name] = f.relative_to(repo)
-    return out
+    @property
+    def standing(self) -> str:
+        """What its numbers rest on, for a section's head: stale or real-time records."""
+        runs = pd.concat([self.runs, self.excluded], ignore_index=True)
+        out = []
+        k = marks.stale_count(runs)
+        if k:
+            out.append(f"**{k} of its {len(runs)} records are stale** (made by other code "
+                       f"than this checkout's: {'; '.join(marks.why_stale(runs))}); "
+                       "`make book-refresh` reruns them.")  # fmt: skip
+        if marks.real_time(runs):
+            out.append("Its runs ran in real time on the machines the provenance names: they "
+                       "cannot be replayed, and rest on those machines and their calibration "
+                       "reports.")  # fmt: skip
+        return " ".join(out)
 
 
 def _csv(p: Path) -> pd.DataFrame:
@@ -243,7 +249,7 @@ def figures_section(s: ScenarioRuns, out_dir: Path) -> list[str]:
         lines += [
             f"![{f.stem}]({(rel / f.name).as_posix()})",
             "",
-            f"{caption} (Site: {s.sites}.)",
+            f"{caption} (Site: {s.sites}{marks.mark(s.runs)}.)",
             "",
         ]
     return lines
@@ -253,30 +259,42 @@ def provenance_section(
     scenarios: list[ScenarioRuns], trees: Sequence[Path], repo_commit: str
 ) -> list[str]:
     lines = ["## Provenance", ""]
-    lines.append(f"Page generated by `python -m book` at commit {repo_commit}.")
+    lines.append(f"Page generated by `python -m book` at commit {repo_commit}, from the "
+                 "records of the evidence store (`evidence/`).")  # fmt: skip
     lines.append("")
-    for results in trees:
-        cals = sorted(results.glob("calibration-*.json"))
+    for tree in trees:
+        cals = sorted(tree.glob("calibration-*.json"))
         if cals:
-            lines += [f"Calibration reports (`priolab calibrate`) in {results.name}/: "]
-            top = results.parent
-            lines += [f"- `{c.relative_to(top) if c.is_relative_to(top) else c}`{_cal_summary(c)}"
-                      for c in cals]  # fmt: skip
-        else:
-            lines.append(f"Calibration reports: none in {results.name}/.")
-        lines.append("")
+            lines += [f"Calibration reports (`priolab calibrate`) of the machines the "
+                      f"{tree.name} records ran on, kept in those records:"]  # fmt: skip
+            lines += [f"- `{c.name}`{_cal_summary(c)}" for c in cals]
+            lines.append("")
     for s in scenarios:
         lines += [f"### {s.name} on {s.where}", ""]
         if not s.runs.empty:
             commits = ", ".join(sorted(set(s.runs["commit"])))
             lines += [f"Valid runs: {len(s.runs)}, made at commit(s) {commits}.", ""]
-            lines += [f"- `{p}`" for p in s.runs["path"]]
+            if s.standing:
+                lines += [s.standing, ""]
+            lines += [f"- `{_run_id(p)}`{_stale_note(r)}" for p, r in
+                      zip(s.runs["path"], s.runs.to_dict("records"), strict=True)]  # fmt: skip
             lines.append("")
         if not s.excluded.empty:
             lines += ["Invalid runs (excluded) and why:", ""]
             lines += [f"- `{r.path}`: {r.reasons}" for r in s.excluded.itertuples()]
             lines.append("")
     return lines
+
+
+def _run_id(path: str) -> str:
+    """A run's place in its scenario (`<setting>/<scheme>/<speed>/r<rep>`), not the scratch
+    folder its record was materialised into."""
+    return "/".join(Path(path).parts[-4:])
+
+
+def _stale_note(row: dict) -> str:
+    why = row.get(marks.STALE)
+    return f" (stale: {why})" if isinstance(why, str) and why else ""
 
 
 def _cal_summary(p: Path) -> str:
@@ -305,14 +323,14 @@ def no_runs(paper: Paper, files: dict[str, Path], trees: Sequence[Path]) -> list
     scenario = f" scenario={first}" if first else ""
     mininet = f"snakemake --cores 2 --config{scenario}" if first else "snakemake --cores 2"
     sim = f"snakemake --cores 2 --config site=sim{scenario}"
-    folders = " or ".join(f"{t.name}/" for t in trees)
     return [
         '!!! warning "No runs are present"',
-        f"    No run folder of this paper's scenarios ({', '.join(paper.scenarios)}) was found "
-        f"in {folders}, so this page holds no measured number. Produce them with `{mininet}` "
-        f"(Mininet, into results/) or `{sim}` (the sim site, into results-sim/, where it can "
-        "run the scenario); any of the scenarios above works the same way. Then rebuild the "
-        "pages with `make docs`.",
+        f"    The evidence store (`evidence/`) holds no record of this paper's scenarios "
+        f"({', '.join(paper.scenarios)}), so this page holds no measured number. Produce them "
+        f"with `{mininet}` (Mininet, into results/) or `{sim}` (the sim site, into "
+        "results-sim/, where it can run the scenario), add them with `priolab evidence add "
+        "results` or `priolab evidence add results-sim`, and rebuild the pages with `make "
+        "docs`; `make book-refresh` does all of it for every sim cell of the book.",
         "",
     ]
 
@@ -343,15 +361,18 @@ def render(
     found = [s for n in paper.scenarios for t in trees if (s := load_scenario(t, n, files))]
     rows = with_extras(rows_of(found), paper, trees)
     judged = claims_page.judge_all(paper, rows)
-    folders = ", ".join(f"{t.name}/" for t in trees)
+    n_records = sum(len(s.runs) + len(s.excluded) for s in found)
     lines = [
         f"# {paper.short}: results",
         "",
         f"Paper: {BY_KEY[paper.short].short()}. Workload: "
-        f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders in "
-        f"{folders} by `snakemake book` (`python -m book`); nothing on this page is typed by "
-        "hand. Every number names its site: a condition of a claim, the heading of a "
-        "scenario's section.",
+        f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the {n_records} run "
+        "records of its scenarios in the evidence store (`evidence/`) by `snakemake book` "
+        "(`python -m book`); nothing on this page is typed by hand. Every number names its "
+        "site: a condition of a claim, the heading of a scenario's section; a site followed "
+        "by *stale* rests on records made by other code than this page's (`make "
+        "book-refresh` reruns them), by *real time* on runs of a real-time site (not "
+        "replayable: their machines and calibration reports are in the provenance).",
         "",
         *cite_block(paper.short),
     ]
@@ -360,7 +381,7 @@ def render(
     lines += claims_page.section(paper, judged, files)
     lines += list(paper.notes)
     lines += [""] if paper.notes else []
-    context = PageContext(rows, tuple(trees))
+    context = PageContext(rows, tuple(trees), out_dir)
     for hook in paper.sections:
         lines += hook(context)
     for s in found:
@@ -371,6 +392,8 @@ def render(
             f"Every number in this section is from {s.where}.",
             "",
         ]
+        if s.standing:
+            lines += ['!!! warning "What this section rests on"', f"    {s.standing}", ""]
         if s.cost:
             lines += [f"Cost of a run: {s.cost} (metadata.json).", ""]
         summary = s.dir / "summary.md"

@@ -25,7 +25,7 @@ from analysis.claims import (
 )
 from analysis.verdicts import VERDICTS
 from book import claims_page, front, lint, results, workloads
-from book.__main__ import build
+from book.__main__ import build, pages
 from book.papers import PAPERS
 from priolab.paths import REPO_ROOT
 from priolab.workloads.dtp.workload import DtpParams
@@ -147,9 +147,9 @@ def test_hand_written_markdown_links_every_measured_figure():
 
 
 def test_pages_build_without_runs_and_say_so(tmp_path):
-    """No run folder anywhere: every page says so, every claim reads 'not run' with the
+    """An empty evidence store: every page says so, every claim reads 'not run' with the
     command that fills its primary condition, and the front page counts them all."""
-    written = build(tmp_path / "no-results", tmp_path / "docs", REPO_ROOT)
+    written = build(tmp_path / "docs", REPO_ROOT, tmp_path / "empty-evidence")
     names = {p.relative_to(tmp_path / "docs").as_posix() for p in written}
     for paper in ("rise", "dtp", "qpr", "roq", "moq", "agreement"):
         assert f"results/{paper}.md" in names
@@ -163,7 +163,8 @@ def test_pages_build_without_runs_and_say_so(tmp_path):
             len(paper.claims))  # fmt: skip
     dtp = (tmp_path / "docs/results/dtp.md").read_text()
     assert "--config site=sim scenario=scenarios/dtp-bandwidth.yaml reps=10 -- results-sim/" in dtp
-    assert "in no-results/, so this page" in dtp  # build() without res_sim: one folder
+    assert "then `priolab evidence add results-sim`" in dtp
+    assert "The evidence store (`evidence/`) holds no record of this paper's" in dtp
     assert "sim" in (tmp_path / "docs/results/agreement.md").read_text()
     index = (tmp_path / "docs/results/index.md").read_text()
     total = sum(len(p.claims) for p in PAPERS)
@@ -234,7 +235,7 @@ def test_a_claims_primary_and_other_rows_come_from_their_own_cells_and_sites(tmp
     assert "| not reproduced |" in other  # no effect on Mininet
     assert "What the runs show (primary): dtp-d:" in section  # the workload's mechanism
     assert "CPU saturated" in text and "aaaaaaaaaaaa" in text  # provenance, invalid runs
-    assert "## Scenario dtp-bandwidth on the sim site (results-sim/)" in text
+    assert "## Scenario dtp-bandwidth on the sim site" in text
 
 
 def test_a_run_without_a_recorded_site_says_so(tmp_path):
@@ -244,7 +245,7 @@ def test_a_run_without_a_recorded_site_says_so(tmp_path):
     out = tmp_path / "docs" / "results"
     out.mkdir(parents=True)
     text = results.page(DTP, tmp_path / "results", out, REPO_ROOT, "abc")
-    assert "## Scenario dtp-bandwidth on results/ (site not recorded)" in text
+    assert "## Scenario dtp-bandwidth on the results records (site not recorded)" in text
 
 
 def _every_kind_paper() -> Paper:
@@ -299,7 +300,7 @@ def test_hand_made_runs_give_every_verdict_kind_on_the_page_and_the_front_page(t
         row = next(x for x in text.splitlines() if x.startswith(start))
         assert f"**{k}** (1) | [F" in row, row
     assert "| all | 6 claims |" in text
-    index = front.page([(paper, judged)])
+    index = front.page([(paper, judged)], (), tmp_path / "evidence")
     assert "| verdict | [DTP](dtp.md) |" in index
     assert "| reproduced | [1](dtp.md#verdict-reproduced) |" in index
     assert "| claims | 6 |" in index and "6 claims, 1 reproduced, 1 inconclusive" in index
@@ -356,7 +357,7 @@ def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
 
     docs = tmp_path / "src"
     shutil.copytree(REPO_ROOT / "docs", docs, ignore=shutil.ignore_patterns("results", "workloads"))
-    build(tmp_path / "no-results", docs, REPO_ROOT)
+    build(docs, REPO_ROOT, tmp_path / "empty-evidence")
     cfg = (REPO_ROOT / "mkdocs.yml").read_text()
     cfg = cfg.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
         "site_dir: build/site", f"site_dir: {tmp_path / 'site'}"
@@ -397,12 +398,14 @@ def test_rise_page_reports_the_sim_site_apart(tmp_path):
         for s in ("nopri", "pri")
         for i in range(3)
     ]  # fmt: skip
+    for r in rows:
+        Path(r["path"]).mkdir()
+        (Path(r["path"]) / "metadata.json").write_text(json.dumps({"site": {"kind": "sim"}}))
     pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
     (d / "exclusions.csv").write_text("path,setting,scheme,speed,rep,reasons\n")
-    build(tmp_path / "results", tmp_path / "docs", REPO_ROOT, tmp_path / "results-sim")
+    pages(tmp_path / "docs", REPO_ROOT, [tmp_path / "results-sim"])
     text = (tmp_path / "docs" / "results" / "rise.md").read_text()
-    assert "## Mechanisms on the site not recorded site (results-sim/)" in text or (
-        "(results-sim/)" in text)  # fmt: skip
+    assert "## Mechanisms on the sim site" in text
     assert "Mechanisms on the mininet site" not in text  # no Mininet runs: no Mininet report
     line = next(x for x in text.splitlines() if x.startswith("| 5G | 3+3 |"))
     assert "∞" in line and line.endswith("| yes |")

@@ -1,18 +1,49 @@
 //! The scheduler over a model of the path in virtual time: a bottleneck of fixed rate that
 //! the sender keeps just busy (the queue sits in the sender, where the scheduler sees it:
 //! what the `dtp` shell does with a small quinn send window), a fixed one-way delay, no
-//! loss. The sender hands `chunk_bytes` at a time; the scheduler runs before each chunk and
-//! whenever blocks arrive. A block is on time if its last byte arrives by created + deadline.
-//! It predicts what a real run should show and lets tests compare policies without I/O.
+//! loss. The bottleneck and the delay are one direction of linkem's own link core
+//! ([`linkem::Direction`], the model the emulator and the sim site run). The sender hands
+//! `chunk_bytes` at a time, the next once the link has sent the last; the scheduler runs
+//! before each chunk and whenever blocks arrive. A block is on time if its last byte arrives
+//! by created + deadline. It predicts what a real run should show and lets tests compare
+//! policies without I/O.
 
 use crate::ads::{Block, Estimate, Policy, Scheduler};
 use crate::pattern::Pattern;
+use linkem::config::{
+    DirectionConfig, DropPolicy, LossConfig, QueueConfig, QueueLimit, RateConfig,
+};
+use linkem::{Direction, Event};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Path {
     pub rate_bytes_per_s: f64,
     pub one_way_delay_us: u64,
 }
+
+impl Path {
+    /// linkem's config of the path: the rate, the delay, no loss; the queue never holds more
+    /// than the chunk being sent.
+    pub fn direction(&self) -> DirectionConfig {
+        DirectionConfig {
+            rate: RateConfig::Constant {
+                rate_bps: ((self.rate_bytes_per_s * 8.0).round() as u64).max(1),
+            },
+            delay_ns: self.one_way_delay_us * 1000,
+            jitter_ns: 0,
+            jitter_reorder: false,
+            loss: LossConfig::None,
+            queue: Some(QueueConfig {
+                limit: QueueLimit::Packets(1),
+                drop: DropPolicy::Tail,
+            }),
+        }
+    }
+}
+
+/// The largest chunk the core takes (its size check is the emulator's, for Ethernet frames;
+/// a chunk is none).
+const MAX_CHUNK_BYTES: u64 = 1 << 32;
 
 /// What became of one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +62,9 @@ impl Fate {
         self.arrival_us.is_some_and(|a| a <= self.due_us)
     }
 }
+
+/// A chunk on the link: its block, and whether it is the block's last.
+type Chunk = (u64, bool);
 
 /// Runs the pattern for `duration_us` plus a drain of one deadline; the estimate given to
 /// ADS is the true rate and delay.
@@ -58,6 +92,8 @@ pub fn run(
         bandwidth_bytes_per_s: path.rate_bytes_per_s,
         one_way_delay_us: path.one_way_delay_us,
     };
+    let mut link: Direction<Chunk> = Direction::new(&path.direction(), MAX_CHUNK_BYTES, 0, 0);
+    let mut events = Vec::new();
     let end = duration_us + pattern.deadline_us;
     let mut now = 0u64;
     let mut next = 0usize;
@@ -82,14 +118,35 @@ pub fn run(
         };
         let left = s.block(id).expect("picked").size_bytes - s.sent_bytes(id).expect("picked");
         let n = left.min(chunk_bytes);
-        now += ((n as f64 / path.rate_bytes_per_s) * 1e6).ceil() as u64;
-        let f = &mut fates[id as usize];
-        f.sent_bytes += n;
-        if s.on_sent(id, n).expect("within the block") {
-            f.arrival_us = Some(now + path.one_way_delay_us);
+        let last = s.on_sent(id, n).expect("within the block");
+        fates[id as usize].sent_bytes += n;
+        link.enqueue(now * 1000, (id, last), n, &mut events);
+        // the next chunk goes once the link has sent this one
+        let mut t_ns = now * 1000;
+        while link.backlog_bytes() > 0 {
+            t_ns = link.next_wakeup_ns().expect("a chunk in transmission");
+            link.poll(t_ns, &mut events);
+        }
+        record_arrivals(&mut events, &mut fates);
+        now = t_ns.div_ceil(1000);
+    }
+    link.poll(u64::MAX, &mut events);
+    record_arrivals(&mut events, &mut fates);
+    fates
+}
+
+/// The arrival of every block whose last chunk left the link.
+fn record_arrivals(events: &mut Vec<Event<Chunk>>, fates: &mut [Fate]) {
+    for ev in events.drain(..) {
+        match ev {
+            Event::Sent { pkt, at_ns } => {
+                if let (id, true) = pkt.payload {
+                    fates[id as usize].arrival_us = Some(at_ns.div_ceil(1000));
+                }
+            }
+            Event::Dropped { .. } => unreachable!("a lossless path the sender never overfills"),
         }
     }
-    fates
 }
 
 /// Share of blocks on time (all blocks, or those of one priority).

@@ -1,5 +1,5 @@
-//! `moq::run_argv` as the sim site runs it: publisher and subscriber in one paused tokio
-//! runtime (virtual time) over injected in-memory sockets; two runs with one seed write
+//! `moq::run_argv` as the sim site runs it: publisher and subscriber in virtual time over the
+//! sim site's network (simnet: a lossless link, 10 ms one way); two runs with one seed write
 //! identical logs.
 
 use std::path::Path;

@@ -1,9 +1,7 @@
 //! What the endpoints' integration tests share: a scratch folder per test, a free UDP port,
 //! spawning a binary with stderr captured, and waiting for it with a time limit, and a
-//! server/client pair of one binary on loopback, and ([`memnet`], [`virtual_pair`]) a pair
-//! of sessions in one paused tokio runtime over in-memory sockets.
-
-pub mod memnet;
+//! server/client pair of one binary on loopback, and ([`virtual_pair`]) a pair of sessions in
+//! virtual time over the sim site's network (simnet, with linkem's link core).
 
 use std::io::Read;
 use std::net::UdpSocket;
@@ -158,9 +156,41 @@ pub struct VirtualRun {
 /// The Unix time at which a virtual pair starts (2026-01-01T00:00:00Z).
 pub const VIRTUAL_EPOCH_NS: u64 = 1_767_225_600_000_000_000;
 
-/// Runs `run(listen_argv)` on 10.0.0.2 and `run(connect_argv)` on 10.0.0.1 at once, in a
-/// current-thread runtime with tokio's clock paused (virtual time), over a [`memnet`] with
-/// `one_way_delay`, both with quinn's randomness seeded from `seed`.
+/// The listener's address in a [`virtual_pair`] (side b of the link, where the sim site's
+/// hosts are).
+pub const LISTEN_IP: &str = "10.0.0.2";
+/// The connector's address (side a, the guests' side).
+pub const CONNECT_IP: &str = "10.0.0.1";
+
+/// A lossless link with `one_way_delay` each way and no rate limit (the queue never holds a
+/// packet), its jitter and loss streams seeded by `seed`.
+pub fn lossless_link(one_way_delay: Duration, seed: u64) -> linkem::Config {
+    use linkem::config::{
+        DirectionConfig, DropPolicy, LossConfig, QueueConfig, QueueLimit, RateConfig,
+    };
+    let dir = DirectionConfig {
+        rate: RateConfig::Unlimited,
+        delay_ns: one_way_delay.as_nanos() as u64,
+        jitter_ns: 0,
+        jitter_reorder: false,
+        loss: LossConfig::None,
+        queue: Some(QueueConfig {
+            limit: QueueLimit::Packets(1_000_000),
+            drop: DropPolicy::Tail,
+        }),
+    };
+    linkem::Config {
+        seed,
+        mtu_bytes: 1500,
+        a_to_b: dir.clone(),
+        b_to_a: dir,
+    }
+}
+
+/// Runs `run(listen_argv)` on [`LISTEN_IP`] and `run(connect_argv)` on [`CONNECT_IP`] at once,
+/// as the sim site runs its processes: on simnet's runtime (tokio's clock paused: virtual
+/// time), across a [`lossless_link`] with `one_way_delay`, both with quinn's randomness
+/// seeded from `seed`.
 pub fn virtual_pair<F, Fut>(
     run: F,
     listen_argv: Vec<String>,
@@ -172,26 +202,38 @@ where
     F: Fn(Vec<String>, quicsetup::Env) -> Fut,
     Fut: std::future::Future<Output = u8>,
 {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .expect("a paused runtime");
-    rt.block_on(async {
-        let net = memnet::MemNet::new(one_way_delay);
-        let clock = quicsetup::Clock::virtual_from(VIRTUAL_EPOCH_NS);
+    let srt = simnet::build().expect("simnet's runtime");
+    let node = |ip: &str, side| simnet::NodeSpec {
+        addr: ip.parse().unwrap(),
+        side,
+        recv_buffer_bytes: None,
+        reader_stall: None,
+    };
+    let cfg = simnet::SimNetConfig {
+        link: lossless_link(one_way_delay, seed),
+        nodes: vec![
+            node(CONNECT_IP, simnet::Side::A),
+            node(LISTEN_IP, simnet::Side::B),
+        ],
+        stats: None,
+        packet_log: None,
+    };
+    let net = simnet::SimNet::new(&srt, &cfg).expect("the network");
+    srt.rt.block_on(async {
+        let clock = quicsetup::Clock::virtual_with(VIRTUAL_EPOCH_NS, simnet::clock::now);
         let env = |ip: &str| {
             let (console, _out, err) = quicsetup::Console::memory();
+            let node = net.node(ip.parse().unwrap()).expect("a node of the net");
             let env = quicsetup::Env {
                 clock,
-                net: quicsetup::Net::Injected(net.node(ip.parse().unwrap())),
+                net: quicsetup::Net::Injected(std::sync::Arc::new(node)),
                 console,
                 rng_seed: Some(seed),
             };
             (env, err)
         };
-        let (le, lerr) = env("10.0.0.2");
-        let (ce, cerr) = env("10.0.0.1");
+        let (le, lerr) = env(LISTEN_IP);
+        let (ce, cerr) = env(CONNECT_IP);
         let (l, c) = tokio::join!(run(listen_argv, le), run(connect_argv, ce));
         VirtualRun {
             codes: (l, c),
@@ -220,7 +262,7 @@ pub fn files_under(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// [`virtual_pair`] of `program` with its listener on 10.0.0.2:4433 (`--role listen`, logs
+/// [`virtual_pair`] of `program` with its listener on [`LISTEN_IP`]:4433 (`--role listen`, logs
 /// in `dir/listen`) and its connector (`--role connect`, logs in `dir/connect`), the
 /// certificate at `dir/cert.der`, each with its extra flags; 10 ms one way.
 pub fn virtual_pair_in<F, Fut>(
@@ -239,7 +281,7 @@ where
         let mut v: Vec<String> = vec!["endpoint".into(), "--role".into(), role.into()];
         v.extend([
             flag.into(),
-            "10.0.0.2:4433".into(),
+            format!("{LISTEN_IP}:4433"),
             cert_flag.into(),
             d("cert.der"),
         ]);

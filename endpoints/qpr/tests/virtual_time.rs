@@ -1,6 +1,6 @@
-//! `qpr::run_argv` as the sim site runs it: server and player in one paused tokio runtime
-//! (virtual time) over injected in-memory sockets, the datagrams on a second connection; two
-//! runs with one seed write identical logs. HTTP/2 over TCP has no injected network: refused.
+//! `qpr::run_argv` as the sim site runs it: server and player in virtual time over the sim
+//! site's network (simnet: a lossless link, 10 ms one way), the datagrams on a second
+//! connection; two runs with one seed write identical logs. HTTP/2 over TCP has no injected network: refused.
 
 use std::path::Path;
 

@@ -48,7 +48,8 @@ pub enum FifoDrop {
     /// buffer (quinn-proto `datagrams.rs`, `make_space_for`), the paper's "baseline QUIC".
     #[default]
     Head,
-    /// Drop the new datagram (a variant; priolab's behaviour before issue 10).
+    /// Drop the new datagram (a variant; what priolab's one FIFO did before it followed
+    /// vanilla quinn's head drop).
     Tail,
 }
 

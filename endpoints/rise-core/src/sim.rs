@@ -1,22 +1,25 @@
 //! A small deterministic network model for virtual-time tests: a Host and a Guest [`Endpoint`]
 //! connected by two one-way links, driven event by event.
 //!
-//! A [`Link`] is a rate limiter with a drop-tail queue (`queue_bytes`), a propagation delay
-//! and seeded random loss (applied after the queue, i.e. on the path). Each datagram occupies
-//! `len + overhead_bytes` on the wire. Time is kept in ns inside the link so that serialisation
-//! at Gbit/s rates does not round away.
+//! A [`Link`] is one direction of linkem's own link core ([`linkem::Direction`], the model
+//! the emulator and the sim site run): a constant-rate server behind a drop-tail queue of
+//! `queue_bytes`, a propagation delay, and seeded iid loss on the way out. Each datagram
+//! occupies `len + overhead_bytes` on the wire. The core keeps time in ns; the endpoints here
+//! tick in µs, and a datagram is handed to its receiver at the first µs at or after it left.
 //!
 //! The sender side models "the transport can take a datagram": an endpoint is polled for
-//! egress only while its link's backlog is below `nic_bytes` (about one datagram models quinn's
-//! tiny datagram buffer feeding a local bottleneck, so queueing happens in the priority
-//! channels; a huge value dumps everything into the drop-tail queue at once). No congestion
-//! control is modelled.
+//! egress only while its link's backlog (the bytes queued and in transmission) is below
+//! `nic_bytes` (about one datagram models quinn's tiny datagram buffer feeding a local
+//! bottleneck, so queueing happens in the priority channels; a huge value dumps everything
+//! into the drop-tail queue at once). No congestion control is modelled.
 
 use crate::endpoint::{Endpoint, Event};
 use crate::Config;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use std::collections::VecDeque;
+use linkem::config::{
+    DirectionConfig, DropPolicy, LossConfig, QueueConfig, QueueLimit, RateConfig,
+};
+use linkem::{Direction, DropCause, Event as LinkEvent};
+use std::collections::{BTreeMap, VecDeque};
 
 /// One direction of the path.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -45,6 +48,35 @@ impl Default for LinkConfig {
     }
 }
 
+impl LinkConfig {
+    /// linkem's config of this direction.
+    pub fn direction(&self) -> DirectionConfig {
+        DirectionConfig {
+            rate: RateConfig::Constant {
+                rate_bps: self.rate_bps.max(1),
+            },
+            delay_ns: self.delay_us * 1000,
+            jitter_ns: 0,
+            jitter_reorder: false,
+            loss: if self.loss > 0.0 {
+                LossConfig::Iid {
+                    p: self.loss.min(1.0),
+                }
+            } else {
+                LossConfig::None
+            },
+            queue: Some(QueueConfig {
+                limit: QueueLimit::Bytes(self.queue_bytes as u64),
+                drop: DropPolicy::Tail,
+            }),
+        }
+    }
+}
+
+/// The largest datagram the core takes: far above any the endpoints send (the size check is
+/// the emulator's, for Ethernet frames; this model has none).
+const MAX_DATAGRAM_BYTES: u64 = 1 << 20;
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LinkStats {
     pub offered: u64,
@@ -57,11 +89,22 @@ pub struct LinkStats {
 /// Decides per datagram whether the path drops it: `(now_us, bytes) -> drop?`.
 pub type Filter = Box<dyn FnMut(u64, &[u8]) -> bool>;
 
+/// A datagram inside the link, by its sequence number.
+struct OnWire {
+    bytes: Vec<u8>,
+    /// The filter chose to drop it on the path.
+    filtered: bool,
+}
+
 pub struct Link {
     cfg: LinkConfig,
-    busy_until_ns: u64,
-    in_flight: VecDeque<(u64, Vec<u8>)>,
-    rng: ChaCha8Rng,
+    core: Direction<u64>,
+    /// Every datagram inside the core (queued, in transmission or propagating), by sequence.
+    on_wire: BTreeMap<u64, OnWire>,
+    next_seq: u64,
+    /// Datagrams out of the link, with the µs their receiver gets them, oldest first.
+    arrived: VecDeque<(u64, Vec<u8>)>,
+    events: Vec<LinkEvent<u64>>,
     filter: Option<Filter>,
     pub stats: LinkStats,
 }
@@ -69,10 +112,12 @@ pub struct Link {
 impl Link {
     pub fn new(cfg: LinkConfig) -> Self {
         Link {
-            rng: ChaCha8Rng::seed_from_u64(cfg.seed),
+            core: Direction::new(&cfg.direction(), MAX_DATAGRAM_BYTES, cfg.seed, 0),
             cfg,
-            busy_until_ns: 0,
-            in_flight: VecDeque::new(),
+            on_wire: BTreeMap::new(),
+            next_seq: 0,
+            arrived: VecDeque::new(),
+            events: Vec::new(),
             filter: None,
             stats: LinkStats::default(),
         }
@@ -82,64 +127,95 @@ impl Link {
         &self.cfg
     }
 
-    /// Drop datagrams for which `f(now_us, bytes)` is true (in addition to random loss).
+    /// Drop datagrams for which `f(now_us, bytes)` is true (in addition to random loss),
+    /// decided when they are sent; such a datagram still takes its place on the link.
     pub fn set_filter(&mut self, f: impl FnMut(u64, &[u8]) -> bool + 'static) {
         self.filter = Some(Box::new(f));
     }
 
-    fn ns_for_bytes(&self, bytes: usize) -> u64 {
-        (bytes as u128 * 8 * 1_000_000_000 / self.cfg.rate_bps.max(1) as u128) as u64
-    }
-
-    /// Bytes waiting for serialisation at `now_us`.
-    pub fn backlog_bytes(&self, now_us: u64) -> usize {
-        let now_ns = now_us * 1000;
-        let left_ns = self.busy_until_ns.saturating_sub(now_ns) as u128;
-        (left_ns * self.cfg.rate_bps as u128 / 8 / 1_000_000_000) as usize
-    }
-
-    /// First µs at which the backlog is below `bytes`.
-    pub fn time_backlog_below(&self, bytes: usize) -> u64 {
-        let ns = self.busy_until_ns.saturating_sub(self.ns_for_bytes(bytes));
-        ns / 1000 + 1
+    /// Bytes queued or in transmission, as of the last `send` or `poll`.
+    pub fn backlog_bytes(&self) -> usize {
+        self.core.backlog_bytes() as usize
     }
 
     pub fn send(&mut self, now_us: u64, bytes: Vec<u8>) {
         self.stats.offered += 1;
-        let wire = bytes.len() + self.cfg.overhead_bytes;
-        if self.backlog_bytes(now_us) + wire > self.cfg.queue_bytes {
-            self.stats.dropped_queue += 1;
-            return;
-        }
-        let start = self.busy_until_ns.max(now_us * 1000);
-        self.busy_until_ns = start + self.ns_for_bytes(wire);
-        if self.cfg.loss > 0.0 && self.rng.gen_bool(self.cfg.loss.clamp(0.0, 1.0)) {
-            self.stats.dropped_loss += 1;
-            return;
-        }
-        if let Some(f) = &mut self.filter {
-            if f(now_us, &bytes) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let wire = (bytes.len() + self.cfg.overhead_bytes) as u64;
+        self.on_wire.insert(
+            seq,
+            OnWire {
+                bytes,
+                filtered: false,
+            },
+        );
+        self.core
+            .enqueue(now_us * 1000, seq, wire, &mut self.events);
+        self.handle_events();
+        if let (Some(f), Some(d)) = (&mut self.filter, self.on_wire.get_mut(&seq)) {
+            if f(now_us, &d.bytes) {
+                d.filtered = true;
                 self.stats.dropped_filter += 1;
-                return;
             }
         }
-        let arrive_us = self.busy_until_ns.div_ceil(1000) + self.cfg.delay_us;
-        self.in_flight.push_back((arrive_us, bytes));
     }
 
-    /// Datagrams on the wire (sent, not yet delivered), oldest first.
+    /// Move the link to `now_us`.
+    pub fn poll(&mut self, now_us: u64) {
+        self.core.poll(now_us * 1000, &mut self.events);
+        self.handle_events();
+    }
+
+    fn handle_events(&mut self) {
+        for ev in self.events.drain(..) {
+            match ev {
+                LinkEvent::Sent { pkt, at_ns } => {
+                    let d = self
+                        .on_wire
+                        .remove(&pkt.payload)
+                        .expect("a datagram on the wire");
+                    if !d.filtered {
+                        self.arrived.push_back((at_ns.div_ceil(1000), d.bytes));
+                    }
+                }
+                LinkEvent::Dropped { pkt, cause, .. } => {
+                    self.on_wire.remove(&pkt.payload);
+                    match cause {
+                        DropCause::Queue => self.stats.dropped_queue += 1,
+                        DropCause::Loss => self.stats.dropped_loss += 1,
+                        DropCause::Oversized | DropCause::Police => {
+                            unreachable!("no size limit and no policer here")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Datagrams on the wire (sent, not yet delivered, not dropped by the filter), oldest
+    /// first; one the loss model will drop counts until it leaves the link.
     pub fn in_flight(&self) -> impl Iterator<Item = &[u8]> {
-        self.in_flight.iter().map(|a| a.1.as_slice())
+        let on_wire = self.on_wire.values().filter(|d| !d.filtered);
+        on_wire
+            .map(|d| d.bytes.as_slice())
+            .chain(self.arrived.iter().map(|a| a.1.as_slice()))
     }
 
-    pub fn next_arrival_us(&self) -> Option<u64> {
-        self.in_flight.front().map(|a| a.0)
+    /// When the link next has something to do or to hand over (µs).
+    pub fn next_event_us(&self) -> Option<u64> {
+        let core = self.core.next_wakeup_ns().map(|t| t.div_ceil(1000));
+        match (self.arrived.front().map(|a| a.0), core) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     pub fn pop_arrival(&mut self, now_us: u64) -> Option<Vec<u8>> {
-        if self.next_arrival_us()? <= now_us {
+        self.poll(now_us);
+        if self.arrived.front()?.0 <= now_us {
             self.stats.delivered += 1;
-            self.in_flight.pop_front().map(|a| a.1)
+            self.arrived.pop_front().map(|a| a.1)
         } else {
             None
         }
@@ -204,7 +280,8 @@ impl Sim {
             (&mut self.host, &mut self.down),
             (&mut self.guest, &mut self.up),
         ] {
-            while link.backlog_bytes(now) < self.nic_bytes {
+            link.poll(now);
+            while link.backlog_bytes() < self.nic_bytes {
                 let space = ep.max_datagram_size();
                 match ep.poll_transmit(now, space) {
                     Some(t) => link.send(now, t.bytes),
@@ -221,17 +298,13 @@ impl Sim {
     }
 
     fn next_event_us(&self) -> u64 {
+        // a link's next event also covers its backlog falling (a transmission ending)
         let mut t = self.host.poll_timeout().min(self.guest.poll_timeout());
-        for a in [self.up.next_arrival_us(), self.down.next_arrival_us()]
+        for a in [self.up.next_event_us(), self.down.next_event_us()]
             .into_iter()
             .flatten()
         {
             t = t.min(a);
-        }
-        for (ep, link) in [(&self.host, &self.down), (&self.guest, &self.up)] {
-            if ep.has_pending() && link.backlog_bytes(self.now_us) >= self.nic_bytes {
-                t = t.min(link.time_backlog_below(self.nic_bytes));
-            }
         }
         t.max(self.now_us + 1)
     }

@@ -1,5 +1,6 @@
-//! `rise::run_argv` as the sim site runs it: host and guest in one paused tokio runtime
-//! (virtual time) over injected in-memory sockets; two runs with one seed write identical logs.
+//! `rise::run_argv` as the sim site runs it: host and guest in virtual time over the sim
+//! site's network (simnet: a lossless link, 10 ms one way); two runs with one seed write
+//! identical logs.
 
 use std::path::Path;
 

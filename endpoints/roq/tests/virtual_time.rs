@@ -1,6 +1,5 @@
-//! `roq::run_argv` as the sim site runs it: sender and receiver in one paused tokio runtime
-//! (virtual time) over injected in-memory sockets (proctest's memnet: lossless, 10 ms one
-//! way). Over QUIC (SCReAM with RTCP feedback, NewReno) and over plain UDP every frame is
+//! `roq::run_argv` as the sim site runs it: sender and receiver in virtual time over the sim
+//! site's network (simnet: a lossless link, 10 ms one way). Over QUIC (SCReAM with RTCP feedback, NewReno) and over plain UDP every frame is
 //! decoded (the loopback tests' check); the codecs take no virtual time, so a picture's
 //! decode time is the instant its frame completed at the receiver; and two runs with one
 //! seed write byte-identical logs.

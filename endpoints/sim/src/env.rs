@@ -2,33 +2,18 @@
 //! virtual clock, its node's sockets on simnet, its console (stdout/stderr files) and a seed.
 //! The programs are the real endpoints' libraries, so this is the only adapter.
 
-use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use simnet::NodeNet;
 
 pub use quicsetup::{Clock, Console, Env, Net};
 
-/// A node's sockets on simnet, as quicsetup's injected network.
-struct NodeSockets(NodeNet);
-
-impl quicsetup::SocketFactory for NodeSockets {
-    fn bind(&self, addr: SocketAddr) -> io::Result<Arc<dyn quinn::AsyncUdpSocket>> {
-        Ok(self.0.bind(addr)?)
-    }
-
-    fn runtime(&self) -> Arc<dyn quinn::Runtime> {
-        Arc::new(simnet::SimQuinnRuntime)
-    }
-}
-
 /// The environment of one process: `seed` is the run's, made distinct per process by its
 /// name (two processes of one program never share a random stream).
 pub fn make(clock: Clock, net: NodeNet, console: Console, seed: u64, name: &str) -> Env {
     Env {
         clock,
-        net: Net::Injected(Arc::new(NodeSockets(net))),
+        net: Net::Injected(Arc::new(net)),
         console,
         rng_seed: Some(seed ^ fnv1a(name.as_bytes())),
     }

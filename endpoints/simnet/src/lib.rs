@@ -10,12 +10,16 @@
 //! buffer ([`rcvbuf`]). Stats lines are the ones real linkem writes ([`linkem::stats`]).
 //! Optionally every node's frames go to a pcap file of its own ([`capture`], [`pcap`]).
 //!
+//! A [`NodeNet`] is quicsetup's injected network (`quicsetup::SocketFactory`), so a program
+//! written against quicsetup runs on simnet unchanged.
+//!
 //! Time is tokio's paused clock on a current-thread runtime from [`runtime::build`]; see
 //! [`runtime`] for how the link gets ns precision although tokio's timers tick in ms.
 
 pub mod capture;
 pub mod clock;
 pub mod driver;
+mod injected;
 pub mod net;
 mod packet_log;
 pub mod pcap;

@@ -1,8 +1,12 @@
 //! The linkem JSON config (see netem/README.md, "The linkem contract"), parsed and validated
-//! into internal units (ns, bit/s, bytes). Every error names the offending key.
+//! into internal units (ns, bit/s, bytes). Every error names the offending key: `wire` reads
+//! the JSON (serde, key by key), this module checks the rules across keys and converts.
 
-use serde_json::{Map, Value};
+mod wire;
+
+use serde::Deserialize;
 use std::fmt;
+use wire::{join, ConfigSpec, DirectionSpec, LossSpec, QueueSpec, RateSpec};
 
 /// A config error: the dotted key path and what is wrong with it.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,11 +23,17 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+impl ConfigError {
+    fn new(key: impl Into<String>, msg: impl Into<String>) -> ConfigError {
+        ConfigError {
+            key: key.into(),
+            msg: msg.into(),
+        }
+    }
+}
+
 fn err<T>(key: &str, msg: impl Into<String>) -> Result<T, ConfigError> {
-    Err(ConfigError {
-        key: key.to_string(),
-        msg: msg.into(),
-    })
+    Err(ConfigError::new(key, msg))
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -99,7 +109,8 @@ pub enum QueueLimit {
     Packets(u64),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DropPolicy {
     Tail,
     Head,
@@ -113,143 +124,66 @@ pub struct QueueConfig {
 
 /// Parse and validate a config from JSON text.
 pub fn parse_config(text: &str) -> Result<Config, ConfigError> {
-    let v: Value = serde_json::from_str(text).map_err(|e| ConfigError {
-        key: "(document)".into(),
-        msg: format!("not valid JSON: {e}"),
-    })?;
-    let obj = as_object(&v, "(document)")?;
-    check_keys(obj, "", &["seed", "mtu_bytes", "a_to_b", "b_to_a"])?;
-    let seed = get_uint(obj, "", "seed")?.ok_or_else(|| missing("seed"))?;
-    let mtu_bytes = get_uint(obj, "", "mtu_bytes")?.unwrap_or(1500);
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| ConfigError::new("(document)", format!("not valid JSON: {e}")))?;
+    let spec: ConfigSpec = wire::read::<wire::Object<ConfigSpec>>(value, "")?.0;
+    let mtu_bytes = spec.mtu_bytes.map_or(1500, |m| m.0);
     if !(68..=65535).contains(&mtu_bytes) {
         return err(
             "mtu_bytes",
             format!("must be in 68..=65535, got {mtu_bytes}"),
         );
     }
-    let a_to_b = parse_direction(required(obj, "", "a_to_b")?, "a_to_b")?;
-    let b_to_a = parse_direction(required(obj, "", "b_to_a")?, "b_to_a")?;
-    for (name, d) in [("a_to_b", &a_to_b), ("b_to_a", &b_to_a)] {
-        if let RateConfig::Policer { burst_bytes, .. } = d.rate {
-            let frame = mtu_bytes + 14;
-            if burst_bytes < frame {
-                return err(
-                    &format!("{name}.rate.burst_bytes"),
-                    format!(
-                        "must be at least one full frame, mtu_bytes + 14 = {frame} \
-                         (a smaller bucket never passes a full-size frame), got {burst_bytes}"
-                    ),
-                );
-            }
-        }
-    }
+    let a_to_b = direction(spec.a_to_b.0, "a_to_b", mtu_bytes)?;
+    let b_to_a = direction(spec.b_to_a.0, "b_to_a", mtu_bytes)?;
     Ok(Config {
-        seed,
+        seed: spec.seed.0,
         mtu_bytes,
         a_to_b,
         b_to_a,
     })
 }
 
-fn join(prefix: &str, key: &str) -> String {
-    if prefix.is_empty() {
-        key.to_string()
-    } else {
-        format!("{prefix}.{key}")
+/// One hour: the longest delay or jitter.
+const MAX_DELAY_NS: u64 = 3_600_000_000_000;
+
+fn direction(d: DirectionSpec, p: &str, mtu_bytes: u64) -> Result<DirectionConfig, ConfigError> {
+    let rate = rate(d.rate.parse(&join(p, "rate"))?, &join(p, "rate"), mtu_bytes)?;
+    let delay_ns = us_to_ns(d.delay_us.map_or(0.0, |x| x.0));
+    let jitter_ns = us_to_ns(d.jitter_us.map_or(0.0, |x| x.0));
+    if delay_ns > MAX_DELAY_NS || jitter_ns > MAX_DELAY_NS {
+        return err(
+            &join(p, "delay_us"),
+            "delay_us and jitter_us must be below one hour",
+        );
     }
-}
-
-fn missing(key: &str) -> ConfigError {
-    ConfigError {
-        key: key.into(),
-        msg: "is required".into(),
-    }
-}
-
-fn as_object<'a>(v: &'a Value, key: &str) -> Result<&'a Map<String, Value>, ConfigError> {
-    v.as_object().ok_or_else(|| ConfigError {
-        key: key.into(),
-        msg: format!("must be a JSON object, got {v}"),
-    })
-}
-
-fn check_keys(obj: &Map<String, Value>, prefix: &str, allowed: &[&str]) -> Result<(), ConfigError> {
-    for k in obj.keys() {
-        if !allowed.contains(&k.as_str()) {
-            return err(
-                &join(prefix, k),
-                format!("unknown key (allowed: {})", allowed.join(", ")),
-            );
-        }
-    }
-    Ok(())
-}
-
-fn required<'a>(
-    obj: &'a Map<String, Value>,
-    prefix: &str,
-    key: &str,
-) -> Result<&'a Value, ConfigError> {
-    match obj.get(key) {
-        Some(v) if !v.is_null() => Ok(v),
-        _ => Err(missing(&join(prefix, key))),
-    }
-}
-
-/// A non-negative finite number (null/absent → None).
-fn get_num(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<Option<f64>, ConfigError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => match v.as_f64() {
-            Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-            _ => err(
-                &join(prefix, key),
-                format!("must be a non-negative number, got {v}"),
+    let loss = match d.loss {
+        None => LossConfig::None,
+        Some(l) => loss(l.parse(&join(p, "loss"))?, &join(p, "loss"))?,
+    };
+    let queue =
+        match (&rate, d.queue) {
+            (RateConfig::Policer { .. }, None) => None,
+            (RateConfig::Policer { .. }, Some(_)) => return err(
+                &join(p, "queue"),
+                "a policer has no queue: leave queue out (or null) when rate.kind is \"policer\"",
             ),
-        },
-    }
-}
-
-/// A non-negative integer; integral floats such as 1500.0 are accepted.
-fn get_uint(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<Option<u64>, ConfigError> {
-    if let Some(Value::Number(n)) = obj.get(key) {
-        if let Some(u) = n.as_u64() {
-            return Ok(Some(u));
-        }
-    }
-    match get_num(obj, prefix, key)? {
-        None => Ok(None),
-        Some(x) if x.fract() == 0.0 && x < 1.8e19 => Ok(Some(x as u64)),
-        Some(x) => err(
-            &join(prefix, key),
-            format!("must be a non-negative integer, got {x}"),
-        ),
-    }
-}
-
-fn get_bool(
-    obj: &Map<String, Value>,
-    prefix: &str,
-    key: &str,
-    default: bool,
-) -> Result<bool, ConfigError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(v) => err(
-            &join(prefix, key),
-            format!("must be true or false, got {v}"),
-        ),
-    }
-}
-
-fn get_prob(obj: &Map<String, Value>, prefix: &str, key: &str) -> Result<f64, ConfigError> {
-    let k = join(prefix, key);
-    let x = get_num(obj, prefix, key)?.ok_or_else(|| missing(&k))?;
-    if x > 1.0 {
-        return err(&k, format!("is a probability and must be in 0..1, got {x}"));
-    }
-    Ok(x)
+            (_, None) => {
+                return err(
+                    &join(p, "queue"),
+                    "is required (every rate kind but \"policer\" has a queue)",
+                )
+            }
+            (_, Some(q)) => Some(queue(q.0, &join(p, "queue"))?),
+        };
+    Ok(DirectionConfig {
+        rate,
+        delay_ns,
+        jitter_ns,
+        jitter_reorder: d.jitter_reorder.unwrap_or(false),
+        loss,
+        queue,
+    })
 }
 
 fn us_to_ns(x: f64) -> u64 {
@@ -260,271 +194,182 @@ fn ms_to_ns(x: f64) -> u64 {
     (x * 1e6).round() as u64
 }
 
-fn kind<'a>(obj: &'a Map<String, Value>, prefix: &str) -> Result<&'a str, ConfigError> {
-    let k = join(prefix, "kind");
-    required(obj, prefix, "kind")?
-        .as_str()
-        .ok_or_else(|| ConfigError {
-            key: k,
-            msg: "must be a string".into(),
-        })
-}
-
-fn parse_direction(v: &Value, p: &str) -> Result<DirectionConfig, ConfigError> {
-    let obj = as_object(v, p)?;
-    check_keys(
-        obj,
-        p,
-        &[
-            "rate",
-            "delay_us",
-            "jitter_us",
-            "jitter_reorder",
-            "loss",
-            "queue",
-        ],
-    )?;
-    let rate = parse_rate(required(obj, p, "rate")?, &join(p, "rate"))?;
-    let delay_ns = us_to_ns(get_num(obj, p, "delay_us")?.unwrap_or(0.0));
-    let jitter_ns = us_to_ns(get_num(obj, p, "jitter_us")?.unwrap_or(0.0));
-    if delay_ns > 3_600_000_000_000 || jitter_ns > 3_600_000_000_000 {
-        return err(
-            &join(p, "delay_us"),
-            "delay_us and jitter_us must be below one hour",
-        );
-    }
-    let jitter_reorder = get_bool(obj, p, "jitter_reorder", false)?;
-    let loss = match obj.get("loss") {
-        None | Some(Value::Null) => LossConfig::None,
-        Some(l) => parse_loss(l, &join(p, "loss"))?,
-    };
-    let queue =
-        match (&rate, obj.get("queue")) {
-            (RateConfig::Policer { .. }, None | Some(Value::Null)) => None,
-            (RateConfig::Policer { .. }, Some(_)) => return err(
-                &join(p, "queue"),
-                "a policer has no queue: leave queue out (or null) when rate.kind is \"policer\"",
-            ),
-            (_, _) => Some(parse_queue(required(obj, p, "queue")?, &join(p, "queue"))?),
-        };
-    Ok(DirectionConfig {
-        rate,
-        delay_ns,
-        jitter_ns,
-        jitter_reorder,
-        loss,
-        queue,
-    })
-}
+/// The highest rate: 1 Tbit/s.
+const MAX_RATE_BPS: f64 = 1e12;
 
 fn positive_rate(x: f64, key: &str) -> Result<u64, ConfigError> {
     let r = x.round() as u64;
-    if r == 0 || x > 1e12 {
+    if r == 0 || x > MAX_RATE_BPS {
         return err(key, format!("must be a rate in 1..=1e12 bit/s, got {x}"));
     }
     Ok(r)
 }
 
-fn parse_rate(v: &Value, p: &str) -> Result<RateConfig, ConfigError> {
-    let obj = as_object(v, p)?;
-    match kind(obj, p)? {
-        "unlimited" => {
-            check_keys(obj, p, &["kind"])?;
-            Ok(RateConfig::Unlimited)
-        }
-        "constant" => {
-            check_keys(obj, p, &["kind", "rate_bps"])?;
-            let k = join(p, "rate_bps");
-            let x = get_num(obj, p, "rate_bps")?.ok_or_else(|| missing(&k))?;
-            Ok(RateConfig::Constant {
-                rate_bps: positive_rate(x, &k)?,
-            })
-        }
-        "schedule" => {
-            check_keys(obj, p, &["kind", "points", "period_ms", "loop"])?;
-            let looped = get_bool(obj, p, "loop", true)?;
-            let kp = join(p, "points");
-            let arr = required(obj, p, "points")?.as_array().ok_or_else(|| ConfigError {
-                key: kp.clone(),
-                msg: "must be a list of [t_ms, rate_bps] pairs".into(),
-            })?;
-            if arr.is_empty() {
-                return err(&kp, "must not be empty");
-            }
-            let mut points = Vec::with_capacity(arr.len());
-            for (i, pt) in arr.iter().enumerate() {
-                let ki = format!("{kp}[{i}]");
-                let pair = pt.as_array().filter(|a| a.len() == 2).ok_or_else(|| ConfigError {
-                    key: ki.clone(),
-                    msg: format!("must be a pair [t_ms, rate_bps], got {pt}"),
-                })?;
-                let t = pair[0].as_f64().filter(|x| x.is_finite() && *x >= 0.0);
-                let r = pair[1].as_f64().filter(|x| x.is_finite() && *x >= 0.0 && *x <= 1e12);
-                let (Some(t), Some(r)) = (t, r) else {
-                    return err(&ki, format!("needs t_ms >= 0 and 0 <= rate_bps <= 1e12, got {pt}"));
-                };
-                let t_ns = ms_to_ns(t);
-                if i == 0 && t_ns != 0 {
-                    return err(&ki, "the first point must start at t_ms = 0");
-                }
-                if let Some(&(prev, _)) = points.last() {
-                    if t_ns <= prev {
-                        return err(&ki, "t_ms must be strictly increasing");
-                    }
-                }
-                points.push((t_ns, r.round() as u64));
-            }
-            let kper = join(p, "period_ms");
-            let period_ns = match get_num(obj, p, "period_ms")? {
-                Some(x) => ms_to_ns(x),
-                None if looped => return Err(missing(&kper)),
-                None => 0,
-            };
-            let last_t = points.last().map(|x| x.0).unwrap_or(0);
-            if looped {
-                if period_ns <= last_t {
-                    return err(&kper, "must be larger than the last point's t_ms");
-                }
-                if points.iter().all(|x| x.1 == 0) {
-                    return err(&kp, "a looped schedule needs at least one rate_bps > 0");
-                }
-            }
-            Ok(RateConfig::Schedule {
-                points,
-                period_ns,
-                looped,
-            })
-        }
-        "opportunities" => {
-            check_keys(
-                obj,
-                p,
-                &["kind", "times_ms", "period_ms", "bytes_per_opportunity", "loop"],
-            )?;
-            let looped = get_bool(obj, p, "loop", true)?;
+fn rate(r: RateSpec, p: &str, mtu_bytes: u64) -> Result<RateConfig, ConfigError> {
+    Ok(match r {
+        RateSpec::Unlimited {} => RateConfig::Unlimited,
+        RateSpec::Constant { rate_bps } => RateConfig::Constant {
+            rate_bps: positive_rate(rate_bps.0, &join(p, "rate_bps"))?,
+        },
+        RateSpec::Schedule {
+            points,
+            period_ms,
+            looped,
+        } => schedule(points, period_ms, looped.unwrap_or(true), p)?,
+        RateSpec::Opportunities {
+            times_ms,
+            period_ms,
+            bytes_per_opportunity,
+            looped,
+        } => {
             let kt = join(p, "times_ms");
-            let arr = required(obj, p, "times_ms")?.as_array().ok_or_else(|| ConfigError {
-                key: kt.clone(),
-                msg: "must be a list of times in ms".into(),
-            })?;
-            if arr.is_empty() {
+            if times_ms.is_empty() {
                 return err(&kt, "must not be empty");
             }
-            let mut times_ns = Vec::with_capacity(arr.len());
-            for (i, t) in arr.iter().enumerate() {
-                let ki = format!("{kt}[{i}]");
-                let Some(x) = t.as_f64().filter(|x| x.is_finite() && *x >= 0.0) else {
-                    return err(&ki, format!("must be a time in ms >= 0, got {t}"));
-                };
-                let t_ns = ms_to_ns(x);
-                if times_ns.last().is_some_and(|&prev| t_ns < prev) {
-                    return err(&ki, "times_ms must be non-decreasing");
-                }
-                times_ns.push(t_ns);
+            let times_ns: Vec<u64> = times_ms.iter().map(|t| ms_to_ns(t.0)).collect();
+            if let Some(i) = (1..times_ns.len()).find(|&i| times_ns[i] < times_ns[i - 1]) {
+                return err(&format!("{kt}[{i}]"), "times_ms must be non-decreasing");
             }
-            let kper = join(p, "period_ms");
-            let period_ns = ms_to_ns(get_num(obj, p, "period_ms")?.ok_or_else(|| missing(&kper))?);
+            let period_ns = ms_to_ns(period_ms.0);
             // Mahimahi's own rule: the period is the last timestamp, so an opportunity may sit
             // at the period itself (the same instant as the next loop's start)
             if period_ns == 0 || times_ns.last().is_some_and(|&t| t > period_ns) {
-                return err(&kper, "must be > 0 and at least every times_ms entry");
+                return err(
+                    &join(p, "period_ms"),
+                    "must be > 0 and at least every times_ms entry",
+                );
             }
-            let kb = join(p, "bytes_per_opportunity");
-            let bytes_per_opportunity =
-                get_uint(obj, p, "bytes_per_opportunity")?.ok_or_else(|| missing(&kb))?;
-            if bytes_per_opportunity == 0 {
-                return err(&kb, "must be > 0");
+            if bytes_per_opportunity.0 == 0 {
+                return err(&join(p, "bytes_per_opportunity"), "must be > 0");
             }
-            Ok(RateConfig::Opportunities {
+            RateConfig::Opportunities {
                 times_ns,
                 period_ns,
-                bytes_per_opportunity,
-                looped,
-            })
+                bytes_per_opportunity: bytes_per_opportunity.0,
+                looped: looped.unwrap_or(true),
+            }
         }
-        "policer" => {
-            check_keys(obj, p, &["kind", "rate_bps", "burst_bytes"])?;
-            let k = join(p, "rate_bps");
-            let x = get_num(obj, p, "rate_bps")?.ok_or_else(|| missing(&k))?;
-            let rate_bps = positive_rate(x, &k)?;
+        RateSpec::Policer {
+            rate_bps,
+            burst_bytes,
+        } => {
             let kb = join(p, "burst_bytes");
-            let burst_bytes = get_uint(obj, p, "burst_bytes")?.ok_or_else(|| missing(&kb))?;
-            if burst_bytes == 0 {
-                return err(&kb, "must be > 0");
+            let frame = mtu_bytes + 14;
+            if burst_bytes.0 < frame {
+                return err(
+                    &kb,
+                    format!(
+                        "must be at least one full frame, mtu_bytes + 14 = {frame} \
+                         (a smaller bucket never passes a full-size frame), got {}",
+                        burst_bytes.0
+                    ),
+                );
             }
-            Ok(RateConfig::Policer {
-                rate_bps,
-                burst_bytes,
-            })
+            RateConfig::Policer {
+                rate_bps: positive_rate(rate_bps.0, &join(p, "rate_bps"))?,
+                burst_bytes: burst_bytes.0,
+            }
         }
-        other => err(
-            &join(p, "kind"),
-            format!("unknown rate kind {other:?} (allowed: constant, unlimited, schedule, opportunities, policer)"),
-        ),
-    }
+    })
 }
 
-fn parse_loss(v: &Value, p: &str) -> Result<LossConfig, ConfigError> {
-    let obj = as_object(v, p)?;
-    match kind(obj, p)? {
-        "none" => {
-            check_keys(obj, p, &["kind"])?;
-            Ok(LossConfig::None)
-        }
-        "iid" => {
-            check_keys(obj, p, &["kind", "p"])?;
-            Ok(LossConfig::Iid {
-                p: get_prob(obj, p, "p")?,
-            })
-        }
-        "gilbert_elliott" => {
-            check_keys(obj, p, &["kind", "p", "r", "h", "k"])?;
-            Ok(LossConfig::GilbertElliott {
-                p: get_prob(obj, p, "p")?,
-                r: get_prob(obj, p, "r")?,
-                h: get_prob(obj, p, "h")?,
-                k: get_prob(obj, p, "k")?,
-            })
-        }
-        "four_state" => {
-            check_keys(obj, p, &["kind", "p13", "p31", "p32", "p23", "p14"])?;
-            let l = LossConfig::FourState {
-                p13: get_prob(obj, p, "p13")?,
-                p31: get_prob(obj, p, "p31")?,
-                p32: get_prob(obj, p, "p32")?,
-                p23: get_prob(obj, p, "p23")?,
-                p14: get_prob(obj, p, "p14")?,
-            };
-            if let LossConfig::FourState {
-                p13, p31, p32, p14, ..
-            } = l
-            {
-                if p13 + p14 > 1.0 + 1e-12 {
-                    return err(&join(p, "p13"), "p13 + p14 must not exceed 1");
-                }
-                if p31 + p32 > 1.0 + 1e-12 {
-                    return err(&join(p, "p31"), "p31 + p32 must not exceed 1");
-                }
-            }
-            Ok(l)
-        }
-        other => err(
-            &join(p, "kind"),
-            format!(
-                "unknown loss kind {other:?} (allowed: none, iid, gilbert_elliott, four_state)"
-            ),
-        ),
+fn schedule(
+    points: Vec<Vec<wire::NonNeg>>,
+    period_ms: Option<wire::NonNeg>,
+    looped: bool,
+    p: &str,
+) -> Result<RateConfig, ConfigError> {
+    let kp = join(p, "points");
+    if points.is_empty() {
+        return err(&kp, "must not be empty");
     }
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(points.len());
+    for (i, point) in points.iter().enumerate() {
+        let ki = format!("{kp}[{i}]");
+        let [t, r] = point[..] else {
+            return err(
+                &ki,
+                format!(
+                    "must be a pair [t_ms, rate_bps], got {} numbers",
+                    point.len()
+                ),
+            );
+        };
+        if r.0 > MAX_RATE_BPS {
+            return err(
+                &format!("{ki}[1]"),
+                format!("rate_bps must be at most 1e12, got {}", r.0),
+            );
+        }
+        let t_ns = ms_to_ns(t.0);
+        if i == 0 && t_ns != 0 {
+            return err(&ki, "the first point must start at t_ms = 0");
+        }
+        if out.last().is_some_and(|&(prev, _)| t_ns <= prev) {
+            return err(&ki, "t_ms must be strictly increasing");
+        }
+        out.push((t_ns, r.0.round() as u64));
+    }
+    let kper = join(p, "period_ms");
+    let period_ns = match period_ms {
+        Some(x) => ms_to_ns(x.0),
+        None if looped => return err(&kper, "is required when the schedule loops"),
+        None => 0,
+    };
+    let last_t = out.last().map_or(0, |x| x.0);
+    if looped {
+        if period_ns <= last_t {
+            return err(&kper, "must be larger than the last point's t_ms");
+        }
+        if out.iter().all(|x| x.1 == 0) {
+            return err(&kp, "a looped schedule needs at least one rate_bps > 0");
+        }
+    }
+    Ok(RateConfig::Schedule {
+        points: out,
+        period_ns,
+        looped,
+    })
 }
 
-fn parse_queue(v: &Value, p: &str) -> Result<QueueConfig, ConfigError> {
-    let obj = as_object(v, p)?;
-    check_keys(obj, p, &["limit_bytes", "limit_packets", "drop"])?;
-    let b = get_uint(obj, p, "limit_bytes")?;
-    let n = get_uint(obj, p, "limit_packets")?;
-    let limit = match (b, n) {
-        (Some(b), None) if b > 0 => QueueLimit::Bytes(b),
-        (None, Some(n)) if n > 0 => QueueLimit::Packets(n),
+fn loss(l: LossSpec, p: &str) -> Result<LossConfig, ConfigError> {
+    Ok(match l {
+        LossSpec::None {} => LossConfig::None,
+        LossSpec::Iid { p } => LossConfig::Iid { p: p.0 },
+        LossSpec::GilbertElliott { p, r, h, k } => LossConfig::GilbertElliott {
+            p: p.0,
+            r: r.0,
+            h: h.0,
+            k: k.0,
+        },
+        LossSpec::FourState {
+            p13,
+            p31,
+            p32,
+            p23,
+            p14,
+        } => {
+            if p13.0 + p14.0 > 1.0 + 1e-12 {
+                return err(&join(p, "p13"), "p13 + p14 must not exceed 1");
+            }
+            if p31.0 + p32.0 > 1.0 + 1e-12 {
+                return err(&join(p, "p31"), "p31 + p32 must not exceed 1");
+            }
+            LossConfig::FourState {
+                p13: p13.0,
+                p31: p31.0,
+                p32: p32.0,
+                p23: p23.0,
+                p14: p14.0,
+            }
+        }
+    })
+}
+
+fn queue(q: QueueSpec, p: &str) -> Result<QueueConfig, ConfigError> {
+    let limit = match (q.limit_bytes, q.limit_packets) {
+        (Some(b), None) if b.0 > 0 => QueueLimit::Bytes(b.0),
+        (None, Some(n)) if n.0 > 0 => QueueLimit::Packets(n.0),
         (Some(_), Some(_)) => {
             return err(
                 &join(p, "limit_bytes"),
@@ -540,16 +385,8 @@ fn parse_queue(v: &Value, p: &str) -> Result<QueueConfig, ConfigError> {
             )
         }
     };
-    let drop = match obj.get("drop") {
-        None | Some(Value::Null) => DropPolicy::Tail,
-        Some(Value::String(s)) if s == "tail" => DropPolicy::Tail,
-        Some(Value::String(s)) if s == "head" => DropPolicy::Head,
-        Some(other) => {
-            return err(
-                &join(p, "drop"),
-                format!("must be \"tail\" or \"head\", got {other}"),
-            )
-        }
-    };
-    Ok(QueueConfig { limit, drop })
+    Ok(QueueConfig {
+        limit,
+        drop: q.drop.unwrap_or(DropPolicy::Tail),
+    })
 }

@@ -166,6 +166,13 @@ impl<T> Direction<T> {
         self.queue.bytes()
     }
 
+    /// Bytes not yet through the rate server as of the last `enqueue` or `poll`: the queue
+    /// and the packet being transmitted. What a sender that keeps the link just busy watches
+    /// (the endpoints' path models in virtual-time tests).
+    pub fn backlog_bytes(&self) -> u64 {
+        self.queue.bytes() + self.in_service.as_ref().map_or(0, |s| s.pkt.bytes)
+    }
+
     /// Packets anywhere inside the model (queue, server, delay line).
     pub fn in_flight(&self) -> usize {
         self.queue.len() + usize::from(self.in_service.is_some()) + self.delay.len()

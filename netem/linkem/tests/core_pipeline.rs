@@ -49,6 +49,27 @@ fn constant_rate_serialisation_time_is_bit_exact() {
 }
 
 #[test]
+fn the_backlog_is_what_waits_for_the_rate_server_or_is_in_it() {
+    // 1500 B at 12 Mbit/s = 1 ms each; 5 ms of delay behind the server
+    let mut d = direction(
+        r#"{"rate": {"kind": "constant", "rate_bps": 12000000}, "delay_us": 5000,
+            "queue": {"limit_packets": 10}}"#,
+    );
+    let mut out = Vec::new();
+    assert_eq!(d.backlog_bytes(), 0);
+    d.enqueue(0, 0, 1500, &mut out);
+    d.enqueue(0, 1, 1000, &mut out);
+    assert_eq!(d.backlog_bytes(), 2500, "one in transmission, one queued");
+    d.poll(MS - 1, &mut out);
+    assert_eq!(d.backlog_bytes(), 2500);
+    d.poll(MS, &mut out);
+    assert_eq!(d.backlog_bytes(), 1000, "the first is in the delay line");
+    d.poll(MS + MS * 2 / 3, &mut out);
+    assert_eq!(d.backlog_bytes(), 0, "both are in the delay line");
+    assert!(out.is_empty(), "and none has left the link");
+}
+
+#[test]
 fn unlimited_rate_with_delay_is_exact() {
     let mut d = direction(
         r#"{"rate": {"kind": "unlimited"}, "delay_us": 10500, "queue": {"limit_packets": 10}}"#,

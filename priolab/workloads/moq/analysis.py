@@ -179,10 +179,12 @@ class MoqAnalysis:
             "",
         ]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        from priolab.workloads.moq.figures import make_figures
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        from priolab.workloads.moq.figure_data import figure_data
 
-        return make_figures(runs, scenario_dir)
+        return figure_data(run_dir, meta, tables_dir)
 
 
 ANALYSIS = MoqAnalysis()

@@ -248,10 +248,26 @@ class QprAnalysis:
             "",
         ]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        from priolab.workloads.qpr.figures import make_figures
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        """`throughput`: the per-segment throughput's quantile vector, count and sum (the
+        pooled CDF and mean of Figs. 12, 14, 15); `quality`: per priority rank the objects'
+        count and sum of the requested and the decodable quality (Figs. 13, 16)."""
+        from analysis.figure_data import quantiles, sigs
 
-        return make_figures(runs, scenario_dir)
+        s, o = tables_dir / SEGMENTS_TABLE, tables_dir / OBJECTS_TABLE
+        seg, obj = (pd.read_parquet(s), pd.read_parquet(o)) if s.is_file() and o.is_file() \
+            else tables(run_dir)  # fmt: skip
+        thr = seg["throughput_mbps"].to_numpy(float)
+        thr = thr[np.isfinite(thr)]
+        quality: dict[str, list[Any]] = {"rank": list(RANKS)}
+        for col in ("quality", "decodable_quality"):
+            by = [obj.loc[obj["rank"] == r, col].dropna().to_numpy(float) for r in RANKS]
+            quality[f"{col}_n"] = [int(len(v)) for v in by]
+            quality[f"{col}_sum"] = sigs([float(v.sum()) for v in by], 12)
+        return {"throughput": quantiles(thr) | {"sum": sigs([float(thr.sum())], 12)},
+                "quality": quality}  # fmt: skip
 
 
 ANALYSIS = QprAnalysis()

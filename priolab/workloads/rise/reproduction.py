@@ -524,27 +524,48 @@ def from_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return runs.reset_index(drop=True), excl.reset_index(drop=True)
 
 
+SIM_TREES = ("sim", "results-sim")
+"""The names of a tree of the sim site's runs: materialised from the evidence store, or the
+workflow's results tree."""
+
+
 def page_sections(ctx: PageContext) -> list[str]:
     """The RISE results page's own sections (a section hook): the mechanisms report per
-    results folder, never pooled, each under its site; the regime map's cells are the sim
-    folder's (`snakemake regime_map` runs on sim), else the folder's own."""
-    from priolab.workloads.rise import picture
+    site's tree, never pooled, each under its site and saying what stale records it rests
+    on; then the regime map and the map of the real runs on it (maps.py), drawn from the
+    trees. The regime map's cells are the sim tree's (the map's grid runs on sim), else the
+    tree's own."""
+    from priolab.evidence import marks
+    from priolab.workloads.rise import maps, picture
 
     out: list[str] = []
-    sim_tree = next((t for t in ctx.trees if t.name.startswith("results-sim")), None)
+    sim_tree = next((t for t in ctx.trees if t.name in SIM_TREES), None)
+    if sim_tree is not None:
+        maps.derive(sim_tree)
+    for tree in ctx.trees:
+        if tree is not sim_tree:
+            maps.derive(tree, cells=maps.cells_file(sim_tree) if sim_tree else None)
     for tree in ctx.trees:
         mine = ctx.rows[ctx.rows["tree"] == tree.name] if "tree" in ctx.rows else ctx.rows
         runs, excl = from_rows(mine)
         if runs.empty and excl.empty:
             continue
         sites = " and ".join(sorted({str(x) for x in runs.get("site", [])})) or "no"
-        pts = tree / "map" / "rise_map_points.csv"
-        cells = (sim_tree or tree) / "regime" / "regime_map.csv"
-        out += [f"## Mechanisms on the {sites} site ({tree.name}/)", "",
-                *demote(body(runs, excl, pts if pts.is_file() else None,
+        pts = tree / maps.MAP / "rise_map_points.csv"
+        cells = maps.cells_file(sim_tree or tree)
+        out += [f"## Mechanisms on the {sites} site", ""]
+        stale = [f"{sc}: {marks.stale_count(g)} of {len(g)}" for sc, g in mine.groupby("scenario")
+                 if marks.stale_count(g)]  # fmt: skip
+        if stale:
+            out += ['!!! warning "What this report rests on"',
+                    "    Stale records (made by other code than this page's; `make "
+                    f"book-refresh` reruns them): {'; '.join(stale)}.", ""]  # fmt: skip
+        out += [*demote(body(runs, excl, pts if pts.is_file() else None,
                              cells if cells.is_file() else None)), ""]  # fmt: skip
         fig7 = [tree / n for n in picture.FIG7_SCENARIOS if (tree / n / "runs.csv").is_file()]
         out += demote(picture.section(tree / "picture" / "runs.csv", fig7))
+    if ctx.out_dir is not None:
+        out += maps.section(list(ctx.trees), ctx.out_dir)
     return out
 
 

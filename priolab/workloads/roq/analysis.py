@@ -410,10 +410,12 @@ class RoqAnalysis:
             "",
         ]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        from priolab.workloads.roq.figures import make_figures
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        from priolab.workloads.roq.figure_data import figure_data
 
-        return make_figures(runs, scenario_dir)
+        return figure_data(run_dir, meta, tables_dir)
 
 
 ANALYSIS = RoqAnalysis()
