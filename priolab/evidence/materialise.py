@@ -124,9 +124,12 @@ def materialise_file(args: tuple[Path, Path, Path, bool]) -> Materialised:
     for name, rel in (("runs.csv", False), ("exclusions.csv", True)):
         _standing(_csv(sdir / name), sdir, by_dir, rel).to_csv(sdir / name, index=False)
     if figures:
-        figs.PNG_ONLY = True
-        (sdir / "figures").mkdir(exist_ok=True)
-        figs.make_figures(sdir)
+        was, figs.PNG_ONLY = figs.PNG_ONLY, True  # the pages show PNGs; set for this call only
+        try:
+            (sdir / "figures").mkdir(exist_ok=True)
+            figs.make_figures(sdir)
+        finally:
+            figs.PNG_ONLY = was
     stale = sum(1 for v in by_dir.values() if v[0])
     real = any(r.real_time for r in recs)
     return Materialised(site, scenario, sdir, len(recs), sum(r.valid for r in recs), stale, real)
