@@ -5,7 +5,9 @@
 #                    the documentation site and check it in headless Chromium
 #   make check       the fast lane: linters, Rust and Python unit tests and the sim tests;
 #                    no VM, no network namespaces, no browser, no Slurm cluster
-#   make docs        the documentation site (build/site) from docs/ and the generated pages
+#   make docs        the documentation site (build/site) from docs/ and the generated pages,
+#                    whose results rest on the evidence store (evidence/) alone
+#   make book-refresh  rerun the book's stale and missing sim cells, add them to evidence/
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/.venv/bin:$(HOME)/.cargo/bin:$(PATH)
@@ -40,7 +42,7 @@ APT_TEST := ffmpeg openssh-server openssh-client sshpass rsync tcpdump tshark \
 # apt-test leaves the system's disabled and stopped, if it was apt-test that installed them.
 APT_DAEMONS := munge slurmctld slurmd
 
-.PHONY: setup apt apt-test venv lock build build-quick build-vm reproduce reproduce-run test check test-rust test-python test-slurm test-docs docs lint clean-results doctor vm
+.PHONY: setup apt apt-test venv lock build build-quick build-vm reproduce reproduce-run test check test-rust test-python test-slurm test-docs test-evidence docs book-refresh lint clean-results doctor vm
 
 setup: apt apt-test venv build
 
@@ -114,7 +116,7 @@ doctor: apt venv build-quick
 # Each command's steps, in order: make runs them one after another, and `.ci/timed-make
 # TARGET` times them one by one into evidence/timings/TARGET.json (the timings page).
 REPRODUCE_STEPS := apt venv build-quick reproduce-run
-TEST_STEPS := apt apt-test venv build-vm lint test-rust test-docs test-python
+TEST_STEPS := apt apt-test venv build-vm lint test-rust test-docs test-evidence test-python
 
 reproduce: $(REPRODUCE_STEPS)
 
@@ -152,11 +154,28 @@ lint:
 test-rust:
 	cargo test --release --workspace --locked
 
-# The documentation site: the generated pages (`snakemake book`: results per paper from the run
-# folders present, workload reference pages), then MkDocs (mkdocs.yml) into build/site.
+# The documentation site: the generated pages (`snakemake book`: results per paper from the
+# evidence store's records, workload reference pages), then MkDocs (mkdocs.yml) into build/site.
 docs: apt venv
 	$(VENV)/bin/snakemake --cores 1 --force book
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# Rerun every sim cell of the book whose record is stale or missing (at REFRESH_REPS
+# repetitions) into results-refresh/ and add those runs to evidence/ (book/refresh.py); from an
+# empty store it also times itself into evidence/refresh.json. `python -m book.refresh plan`
+# says what it would run; REFRESH_ONLY=quick,dtp-quick limits it to some scenarios.
+REFRESH_REPS ?= 10
+REFRESH_ONLY ?=
+book-refresh: setup
+	$(PY) -m book.refresh run --cores $(CORES) --reps $(REFRESH_REPS) $(if $(REFRESH_ONLY),--only $(REFRESH_ONLY))
+
+# A sample of the committed sim records rerun and compared (evidence/README.md, "verify"):
+# counts exactly, floats within a relative tolerance. Small, and among the scenarios whose runs
+# are cheap (no video scoring), to keep `make test` short.
+VERIFY_SAMPLE ?= 3
+VERIFY_ONLY ?= quick,dtp-quick,agree-dtp,agree-rise
+test-evidence: setup
+	$(VENV)/bin/priolab evidence verify --sample $(VERIFY_SAMPLE) --seed 1 --only $(VERIFY_ONLY)
 
 # Every page of the site rendered in headless Chromium: headings, images, internal links;
 # one screenshot per page in build/docs-screenshots (kept as the test's artefacts).
@@ -174,7 +193,7 @@ test-slurm: setup
 	$(VENV)/bin/pytest -q -ra -s tests/test_slurm_profile.py
 
 clean-results:
-	rm -rf results .snakemake
+	rm -rf results results-refresh .snakemake
 
 print-%:
 	@echo $($*)

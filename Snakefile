@@ -45,6 +45,8 @@ localrules:
     rise_map,
     reproduction,
     book,
+    evidence,
+    evidence_add,
 
 
 rule all:

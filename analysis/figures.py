@@ -3,11 +3,13 @@
     python -m analysis.figures RESULTS/<scenario>
 
 Runs analysis.aggregate first when summary.csv/runs.csv are missing. Which figures is the
-workload's (its folder's analysis.py: e.g. priolab/workloads/rise/figures.py,
-priolab/workloads/moq/figures.py); every figure the data supports is drawn, the others are
-skipped with a printed reason. This module holds what every workload's figures share:
-`save` (PNG + PDF + caption), the schemes' colours and labels from the scenario's
-`compare:` key, and `pick_run`.
+workload's (its folder's figures.py, `analysis.workload.figures_for`: e.g.
+priolab/workloads/rise/figures.py); they draw from runs.csv and each run's figure data
+(analysis/figure_data.py), never from a run's tables or logs. Every figure the data supports
+is drawn, the others are skipped with a printed reason. This module holds what every
+workload's figures share: `save` (PNG + PDF + caption; PNG only where `PNG_ONLY` is set, the
+results book's build), the schemes' colours and labels from the scenario's `compare:` key,
+and `pick_run`.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ import seaborn as sns  # noqa: E402
 from analysis import aggregate as agg  # noqa: E402
 from analysis.aggregate import aggregate  # noqa: E402
 from analysis.compare import for_scenario  # noqa: E402
+from analysis.figure_data import ONE_RUN_REP  # noqa: E402
 from analysis.logs import AnalysisError, read_metadata, workload_kind  # noqa: E402
-from analysis.workload import analysis_for  # noqa: E402
+from analysis.workload import figures_for  # noqa: E402
 
 
 def palette(schemes: list[str]) -> dict[str, tuple[float, float, float]]:
@@ -45,22 +48,32 @@ def label(s: str) -> str:
     return agg.COMPARISON.label(s)
 
 
+PNG_ONLY = False
+"""Draw PNG only, no PDF (the results book embeds PNGs: book/ sets it to build faster)."""
+
+
 def save(fig: plt.Figure, out: Path, name: str, caption: str) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{name}.png", out / f"{name}.pdf"]
+    paths = [out / f"{name}.png", *([] if PNG_ONLY else [out / f"{name}.pdf"])]
     fig.tight_layout()
     fig.savefig(paths[0], dpi=150, bbox_inches="tight")
-    fig.savefig(paths[1], bbox_inches="tight")
+    if not PNG_ONLY:
+        fig.savefig(paths[1], bbox_inches="tight")
     plt.close(fig)
     (out / f"{name}.txt").write_text(caption.strip() + "\n")
     return paths
 
 
 def pick_run(runs: pd.DataFrame, scheme: str) -> pd.Series | None:
-    """The first repetition of `scheme` in its first setting (runs.csv rows)."""
+    """The run a one-run figure of `scheme` draws: repetition ONE_RUN_REP (whose own series
+    its figure data keeps) of the first setting that has it valid, else the first
+    repetition of `scheme` in its first setting (runs.csv rows)."""
     g = runs[runs["scheme"] == scheme]
     if g.empty:
         return None
+    kept = g[g["rep"].astype(int) == ONE_RUN_REP]
+    if not kept.empty:
+        return kept.iloc[0]
     first = g["setting_label"].iloc[0]
     return g[g["setting_label"] == first].sort_values("rep", key=lambda s: s.astype(int)).iloc[0]
 
@@ -77,7 +90,10 @@ def make_figures(scenario_dir: Path) -> tuple[list[Path], list[str]]:
         return [], ["no valid run: no figure"]
     sns.set_theme(style="whitegrid", context="paper")
     kind = workload_kind(read_metadata(Path(runs["path"].iloc[0])))
-    return analysis_for(kind).figures(runs, scenario_dir)
+    drawing = figures_for(kind)
+    if drawing is None:
+        return [], [f"workload {kind!r} draws no figures"]
+    return drawing.make_figures(runs, scenario_dir)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,9 +3,14 @@
     python -m analysis.metrics RUN_DIR
 
 The metrics are the workload's (its folder's analysis.py: e.g. priolab/workloads/rise/
-metrics.py); this writes them with the run's validity. A metric with no data is NaN (written
-as null in metrics.json), never 0. Unreadable logs make the run invalid with the reason
+metrics.py); this writes them with the run's validity, and one of its own: `session_failed`,
+1 when the protocol lost the run's session (metadata.json `session.failed`, the judge's:
+priolab/engine/judge.py), else 0. A metric with no data is NaN (written as null in
+metrics.json), never 0. Unreadable logs make the run invalid with the reason
 `analysis: <error>`, so aggregation excludes it and says why (`--strict`: exit 1).
+
+Beside it, RUN_DIR/figure-data.json: the compact data the scenario's figures draw (the
+workload's `figure_data`, analysis/figure_data.py), empty for an invalid run.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from analysis import figure_data
 from analysis.logs import AnalysisError, read_json, read_metadata, workload_kind
 from analysis.workload import analysis_for
 from ground import rundir
@@ -40,6 +46,14 @@ def read_metrics(run_dir: Path) -> dict[str, Any] | None:
     return obj
 
 
+def session_failed(meta: dict[str, Any]) -> float:
+    """1.0 when the judge recorded that the protocol lost the run's session, else 0.0 (a run
+    judged before the judge recorded sessions counts as one that did not fail: such a run
+    was judged invalid then)."""
+    session = meta.get("session")
+    return 1.0 if isinstance(session, dict) and session.get("failed") else 0.0
+
+
 def run_metrics(run_dir: Path) -> dict[str, Any]:
     """Compute and write RUN_DIR/metrics.json (and what the workload writes beside it)."""
     meta = read_metadata(run_dir)
@@ -60,11 +74,23 @@ def run_metrics(run_dir: Path) -> dict[str, Any]:
         out["invalid_reasons"].append(why.prose())
         out["analysis_error"] = str(e)
     else:
+        m["session_failed"] = session_failed(meta)
         out["metrics"] = _json_safe(m)
         if info:
             out["analysis"] = info
     (run_dir / rundir.METRICS).write_text(json.dumps(out, indent=2, default=str) + "\n")
+    figure_data.write(run_dir, compute_figure_data(run_dir, meta) if out["valid"] else {})
     return out
+
+
+def compute_figure_data(
+    run_dir: Path, meta: dict[str, Any] | None = None
+) -> figure_data.FigureData:
+    """The run's figure data from its tables (the workload's `figure_data`; none without)."""
+    meta = meta if meta is not None else read_metadata(run_dir)
+    wa = analysis_for(workload_kind(meta))
+    make = getattr(wa, "figure_data", None)
+    return make(run_dir, meta, run_dir / TABLES_DIR) if make is not None else {}
 
 
 def per_run_main(

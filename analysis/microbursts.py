@@ -7,128 +7,37 @@ Reads RUN_DIR/linkem-packets.log (written when the scenario sets `link: {packet_
 and the userspace backend runs; netem/README.md, "Stats and packet log") and writes
 RUN_DIR/figures/microbursts.png/.pdf/.txt and RUN_DIR/figures/microbursts.csv.
 
-Per direction (a_to_b = uplink, Guest → Host; b_to_a = downlink) and per window:
-- `sent_mbps`: bytes of the frames that left linkem in the window (by `t_out_us`) × 8 / window;
-- `offered_mbps`: bytes of every frame that arrived at linkem in the window (by `t_in_us`,
-  dropped ones included);
-- `dropped_mbps`: bytes of the frames dropped on arrival in the window (queue, policer,
-  oversized) plus those lost after the delay line (by `t_in_us`).
-Bytes are Ethernet frames as linkem counts them. Times are linkem's (s since it started
-forwarding), not the endpoints' clocks. Default window start: the middle of the log's span.
+The windows (sent, offered, dropped Mbit/s per direction) are analysis/packet_log.py's; a
+scenario's figures draw `microbursts_<scheme>` from the figure data of a run that logged
+packets (`fig_microbursts`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from pathlib import Path
-from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from analysis.logs import AnalysisError  # noqa: E402
-from ground import rundir  # noqa: E402
+from analysis.packet_log import (  # noqa: E402
+    COLUMNS_OUT,
+    DIRECTIONS,
+    PACKET_LOG,
+    SPAN_S,
+    WINDOW_MS,
+    configured_rates_mbps,
+    default_start_s,
+    read_packet_log,
+    throughput_windows,
+)
 
-PACKET_LOG = rundir.PACKET_LOG
 FIGURE_NAME = "microbursts"
-DIRECTIONS = {"a_to_b": "uplink (Guest → Host)", "b_to_a": "downlink (Host → Guest)"}
-FATES = {"sent", "drop_queue", "drop_loss", "drop_police", "oversized", "tx_error"}
-COLUMNS = ["dir", "t_in_us", "t_out_us", "bytes", "fate"]
-
-
-def read_packet_log(path: Path) -> pd.DataFrame:
-    """The packet log as a table (COLUMNS). `tx_error` lines carry no packet and are left
-    out; a last line without its newline (linkem killed mid-write) is dropped. Any other bad
-    line is an AnalysisError naming the file and the line."""
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise AnalysisError(f"{path}: cannot read: {e.strerror}") from e
-    lines = text.split("\n")
-    if lines and lines[-1] != "":
-        lines = lines[:-1]  # cut mid-line
-    rows: list[tuple[Any, ...]] = []
-    for i, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            r = json.loads(line)
-            row = (r["dir"], float(r["t_in_us"]), float(r["t_out_us"]), int(r["bytes"]), r["fate"])
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-            raise AnalysisError(f"{path}: line {i}: not a packet-log record ({e})") from e
-        if row[0] not in DIRECTIONS or row[4] not in FATES:
-            raise AnalysisError(
-                f"{path}: line {i}: dir must be one of {sorted(DIRECTIONS)} and fate one of "
-                f"{sorted(FATES)}, got {row[0]!r} / {row[4]!r}"
-            )
-        if row[4] != "tx_error":
-            rows.append(row)
-    return pd.DataFrame(rows, columns=COLUMNS)
-
-
-def throughput_windows(
-    log: pd.DataFrame, start_s: float, span_s: float = 0.5, window_ms: float = 1.0
-) -> pd.DataFrame:
-    """One row per direction and window in [start_s, start_s + span_s): `dir`, `t_s` (the
-    window's start), `sent_mbps`, `offered_mbps`, `dropped_mbps`."""
-    if span_s <= 0 or window_ms <= 0:
-        raise ValueError("span_s and window_ms must be > 0")
-    n = int(round(span_s * 1000.0 / window_ms))
-    edges_us = start_s * 1e6 + np.arange(n + 1) * window_ms * 1e3
-    to_mbps = 8.0 / (window_ms * 1e3)  # bytes per window → Mbit/s (bits per µs)
-    out = []
-    for d in DIRECTIONS:
-        g = log[log["dir"] == d]
-        sent = g[g["fate"] == "sent"]
-        dropped = g[g["fate"] != "sent"]
-
-        def binned(t_us: pd.Series, b: pd.Series) -> np.ndarray:
-            h, _ = np.histogram(t_us.to_numpy(), bins=edges_us, weights=b.to_numpy(float))
-            return h * to_mbps
-
-        out.append(
-            pd.DataFrame(
-                {
-                    "dir": d,
-                    "t_s": edges_us[:-1] / 1e6,
-                    "sent_mbps": binned(sent["t_out_us"], sent["bytes"]),
-                    "offered_mbps": binned(g["t_in_us"], g["bytes"]),
-                    "dropped_mbps": binned(dropped["t_in_us"], dropped["bytes"]),
-                }
-            )
-        )
-    return pd.concat(out, ignore_index=True)
-
-
-def default_start_s(log: pd.DataFrame, span_s: float) -> float:
-    """The middle of the log's span (rounded down to a ms), or 0 for an empty log."""
-    if log.empty:
-        return 0.0
-    t = np.concatenate([log["t_in_us"].to_numpy(), log["t_out_us"].to_numpy()]) / 1e6
-    mid = (float(t.min()) + float(t.max()) - span_s) / 2.0
-    return max(0.0, math.floor(mid * 1000.0) / 1000.0)
-
-
-def configured_rates_mbps(run_dir: Path) -> dict[str, float]:
-    """Each direction's constant or policer rate from RUN_DIR/linkem.json (if any)."""
-    p = run_dir / rundir.LINKEM_CONFIG
-    try:
-        cfg = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
-    out = {}
-    for d in DIRECTIONS:
-        rate = (cfg.get(d) or {}).get("rate") or {}
-        if rate.get("kind") in ("constant", "policer"):
-            out[d] = float(rate["rate_bps"]) / 1e6
-    return out
 
 
 def plot(windows: pd.DataFrame, rates_mbps: dict[str, float], window_ms: float) -> plt.Figure:
@@ -194,9 +103,11 @@ def make_figure(
 
 def fig_microbursts(runs: pd.DataFrame, out: Path) -> list[str]:
     """The figures hook: `microbursts_<scheme>` for the run `timeseries_<scheme>` shows when it
-    has a packet log, else for the first run of that scheme (settings in order, then reps) that
-    has one: a scenario may log packets in one setting only (link.packet_log)."""
-    from analysis.figures import pick_run
+    has a packet log, else for the first run of that scheme (settings in order, then reps)
+    whose figure data holds one (`windows_data`, kept for repetition 1): a scenario may log
+    packets in one setting only (link.packet_log)."""
+    from analysis.figure_data import read
+    from analysis.figures import pick_run, save
 
     notes = []
     for scheme in dict.fromkeys(runs["scheme"]):
@@ -208,12 +119,24 @@ def fig_microbursts(runs: pd.DataFrame, out: Path) -> list[str]:
             for p in runs.loc[runs["scheme"] == scheme, "path"]
             if Path(p) != Path(r["path"])
         ]
-        logged = [d for d in candidates if (d / PACKET_LOG).is_file()]
-        if not logged:
+        found = next(((d, fd["microbursts"]) for d in candidates
+                      if "microbursts" in (fd := read(d))), None)  # fmt: skip
+        if found is None:
             notes.append(f"{FIGURE_NAME}_{scheme}: no run has {PACKET_LOG} "
                          "(scenario key link.packet_log)")  # fmt: skip
             continue
-        make_figure(logged[0], out, name=f"{FIGURE_NAME}_{scheme}")
+        run_dir, data = found
+        w = pd.DataFrame({k: data[k] for k in COLUMNS_OUT})
+        rates = {d: float(data[f"rate_{d}"][0]) for d in DIRECTIONS if f"rate_{d}" in data}
+        start = float(w["t_s"].min()) if len(w) else 0.0
+        save(plot(w, rates, WINDOW_MS), out, f"{FIGURE_NAME}_{scheme}",
+             f"Throughput per direction in {WINDOW_MS:g} ms windows over {SPAN_S:g} s "
+             f"(linkem time {start:.3f}–{start + SPAN_S:.3f} s) of run "
+             f"{'/'.join(run_dir.parts[-4:])} (setting/scheme/speed/rep), from linkem's "
+             "packet log: bars are the frame bytes that left the emulator per window, the "
+             "orange line what arrived, the red line what was dropped (queue, policer, loss), "
+             "the dashed line the configured rate. Ethernet frame bytes, as "
+             "linkem counts them (cf. the paper's Fig. 2).")  # fmt: skip
     return notes
 
 

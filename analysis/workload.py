@@ -8,7 +8,8 @@ workload without one gets `LinkOnly`: the emulated link's table and metrics, not
 analysis imports no package of workloads: a package that has them declares an entry point in
 the group `analysis.workloads` (priolab: pyproject.toml, `priolab.workloads:PACKAGES`), which
 loads a mapping kind → the workload folder's package, and `analysis_for` imports that
-package's `analysis` module when a run of the kind is analysed.
+package's `analysis` module when a run of the kind is analysed, `figures_for` its `figures`
+module when a scenario's figures are drawn (from runs.csv and each run's figure data).
 """
 
 from __future__ import annotations
@@ -53,7 +54,20 @@ class WorkloadAnalysis(Protocol):
         """Lines of summary.md under its title: what the metrics mean and what ran."""
         ...
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        """The compact data the workload's figures draw, from one valid run's tables
+        (analysis/figure_data.py): quantile vectors, binned series, one run's own series."""
+        ...
+
+
+class WorkloadFigures(Protocol):
+    """A workload folder's `figures` module (drawing only: it reads runs.csv and each run's
+    figure data, never a run's tables or logs, so the evidence store's records draw the
+    same figures)."""
+
+    def make_figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
         """The scenario's figures from runs.csv's valid runs: (files made, skipped with why)."""
         ...
 
@@ -79,8 +93,10 @@ class LinkOnly:
     def summary_header(self, runs: list[Run]) -> list[str]:
         return ["Metrics of the emulated link only (this workload has no analysis of its own).", ""]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        return [], ["this workload has no figures"]
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        return {}
 
 
 ENTRY_POINTS = "analysis.workloads"
@@ -106,16 +122,28 @@ def workload_packages() -> dict[str, str]:
     return found
 
 
-def analysis_for(kind: str) -> WorkloadAnalysis:
-    """The analysis of workload `kind` (its folder's analysis.py), else LinkOnly."""
+def _workload_module(kind: str, name: str) -> Any:
+    """The workload folder's module `name`, or None when the folder has none."""
     packages = workload_packages()
     if kind not in packages:
         raise AnalysisError(f"workload kind {kind!r}: not one of {sorted(packages)}")
     try:
-        mod = importlib.import_module(f"{packages[kind]}.analysis")
+        return importlib.import_module(f"{packages[kind]}.{name}")
     except ModuleNotFoundError as e:
-        if e.name != f"{packages[kind]}.analysis":
+        if e.name != f"{packages[kind]}.{name}":
             raise
-        return LinkOnly()
-    found = getattr(mod, "ANALYSIS", None)
+        return None
+
+
+def analysis_for(kind: str) -> WorkloadAnalysis:
+    """The analysis of workload `kind` (its folder's analysis.py), else LinkOnly."""
+    mod = _workload_module(kind, "analysis")
+    found = getattr(mod, "ANALYSIS", None) if mod is not None else None
     return found if found is not None else LinkOnly()
+
+
+def figures_for(kind: str) -> WorkloadFigures | None:
+    """The figures of workload `kind` (its folder's figures.py), or None when it draws none.
+    Imported by name, like the analysis: the modules that compute a run's metrics never
+    import the drawing (the evidence store's code digest follows imports: evidence/README.md)."""
+    return _workload_module(kind, "figures")

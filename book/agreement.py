@@ -27,8 +27,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from analysis.judged import all_alike
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from analysis.why import all_alike
 from book.results import ci, fmt, load_scenario
 from priolab.paths import REPO_ROOT
 

@@ -1,5 +1,6 @@
 """Check the built site in headless Chromium: every page renders, every image loads, no
-internal link is broken; a screenshot of every page is kept.
+internal link is broken, no table is cut off at the window's 1,280 px; a screenshot of every
+page is kept.
 
     python -m book.browser SITE_DIR [--shots DIR] [--chromium chromium]
 
@@ -7,8 +8,11 @@ Serves SITE_DIR on 127.0.0.1 (a thread of this process), starts Chromium headles
 (`--no-sandbox`: the tests run as root) with the DevTools protocol on a local port, and
 drives it over one websocket (websocket-client): for each HTML file of the site, navigate,
 wait for the load event, read the DOM (the page's h1 and text, each <img>'s `complete` and
-`naturalWidth`, each link), take a screenshot. Every internal link's target (fragment
-stripped) must be served with status 200. Exit 1 with one line per problem, else 0.
+`naturalWidth`, each link, each table's width against the box it scrolls in), take a
+screenshot. Every internal link's target (fragment stripped) must be served with status 200.
+A table wider than its box (the theme scrolls it sideways, so a reader sees it cut off) or
+than the window is a problem, except on the dated notes of docs/investigations/, kept
+verbatim as history (`WIDE_TABLES_ALLOWED`). Exit 1 with one line per problem, else 0.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from urllib.parse import urldefrag, urlparse
 import websocket
 
 LOAD_TIMEOUT_S = 30.0
+WINDOW_PX = (1280, 900)
+"""The window every page is checked in: a table must fit its width."""
+WIDE_TABLES_ALLOWED = ("investigations/",)
+"""Pages whose wide tables are not problems: history, kept as it was written."""
 START_TIMEOUT_S = 30.0
 # Runs in the page after its load event: what the check needs from the DOM, as JSON.
 PROBE_JS = """JSON.stringify({
@@ -40,7 +48,14 @@ PROBE_JS = """JSON.stringify({
   text: (document.body && document.body.innerText || '').length,
   images: Array.from(document.images).map(i => ({src: i.currentSrc || i.src,
                                                ok: i.complete && i.naturalWidth > 0})),
-  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href)
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+  tables: Array.from(document.querySelectorAll('table')).map(t => {
+    const box = t.closest('.md-typeset__scrollwrap') || t.parentElement;
+    const r = t.getBoundingClientRect(), b = box.getBoundingClientRect();
+    return {cut: r.right > b.right + 1 || r.right > document.documentElement.clientWidth + 1,
+            width: Math.round(r.width), room: Math.round(b.right - r.left),
+            head: ((t.querySelector('th, td') || {}).textContent || '').trim().slice(0, 40)};
+  })
 })"""
 
 
@@ -49,6 +64,7 @@ class Report:
     pages: int = 0
     images: int = 0
     links: int = 0
+    tables: int = 0
     problems: list[str] = field(default_factory=list)
 
 
@@ -81,7 +97,7 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="priolab-chromium-")
         argv = [exe, "--headless=new", "--no-sandbox", "--disable-gpu",
                 "--disable-dev-shm-usage", "--no-first-run", "--hide-scrollbars",
-                "--window-size=1280,900", "--remote-debugging-port=0",
+                f"--window-size={WINDOW_PX[0]},{WINDOW_PX[1]}", "--remote-debugging-port=0",
                 f"--user-data-dir={self.profile}", "about:blank"]  # fmt: skip
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         port_file = Path(self.profile) / "DevToolsActivePort"
@@ -172,6 +188,13 @@ def check(site: Path, shots: Path | None, chromium: str = "chromium") -> Report:
             rep.pages += 1
             if rel != "404.html" and (not probe["h1"].strip() or probe["text"] == 0):
                 rep.problems.append(f"{rel}: rendered no heading or no text")
+            for t in probe["tables"]:
+                rep.tables += 1
+                if t["cut"] and not rel.startswith(WIDE_TABLES_ALLOWED):
+                    rep.problems.append(
+                        f"{rel}: a table is cut off at {WINDOW_PX[0]} px ({t['width']} px in "
+                        f"{t['room']} px; its first cell: {t['head']!r})"
+                    )
             for img in probe["images"]:
                 rep.images += 1
                 if not img["ok"]:
@@ -203,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     for p in rep.problems:
         print(p)
     print(
-        f"{rep.pages} pages, {rep.images} images, {rep.links} internal links checked; "
+        f"{rep.pages} pages, {rep.images} images, {rep.links} internal links, {rep.tables} "
+        "tables checked; "
         f"{len(rep.problems)} problem(s)"
     )
     return 1 if rep.problems else 0

@@ -1,17 +1,20 @@
-"""One results page per paper, from the run folders present under the results folders.
+"""One results page per paper, from the evidence store's records (evidence/README.md).
 
-For each paper (papers.py): the claims beside priolab's numbers (mean or ratio of means with
-its 95 % bootstrap CI, n runs, site, scenario file, setting), each scenario's summary and
-figures, and the provenance (commits the runs were made at, the run folders, the calibration
-reports, the invalid runs with their reasons). With no run folders the page says so and names
-the commands that produce them. Reads only aggregated scenario folders (runs.csv,
-exclusions.csv, summary.md, figures/) and each run's metadata.json.
+For each paper (papers.py): its scoreboard, claims and each claim's conditions and verdict
+(claims_page.py, judged by analysis/verdicts.py), its notes and its own sections (the paper's
+hooks), each scenario's summary and figures, and the provenance (commits the runs were made
+at, their code digests, the calibration reports, the invalid runs with their reasons). With no
+records the page says so, and every claim names the commands that fill it. Reads only
+aggregated scenario folders (runs.csv, exclusions.csv, summary.md, figures/), each run's
+metadata.json and the per-run files a paper declares (`Paper.extras`), as the store's records
+materialise them (priolab/evidence/materialise.py: one tree per site, never `results/`).
 
-A page reads several results folders side by side (the workflow's `results/`, Mininet and the
-other real-time sites, and `results-sim/`, the sim site): a scenario aggregated in two of
-them gives two rows per claim and setting, one under the other, and two sections, each
-headed by its site; runs of two folders are never pooled. The site of a number is the one its
-runs' metadata.json records (`site.kind`).
+A page reads the sites' trees side by side: a scenario with records of two sites gives two
+rows per claim and setting, one under the other, and two sections, each headed by its site;
+runs of two sites are never pooled. The site of a number is the one its runs' metadata.json
+records (`site.kind`). A number, a figure or a section that rests on stale records (made by
+other code than the checkout's) or on real-time records (not replayable) says so
+(priolab/evidence/marks.py).
 """
 
 from __future__ import annotations
@@ -20,18 +23,18 @@ import json
 import math
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 
-from analysis.judged import finite, runs_text
-from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
+from analysis.claims import PageContext, Paper
+from book import claims_page
 from book.bibliography import BY_KEY, cite_block
-from book.papers import Claim, Paper
 from ground import rundir
+from priolab.evidence import marks
+from priolab.evidence.scenarios import scenario_files
 
 
 @dataclass
@@ -41,7 +44,7 @@ class ScenarioRuns:
     file: Path | None  # scenarios/<file>.yaml whose `name:` is `name`
     runs: pd.DataFrame  # runs.csv (valid runs), with `site` and `commit` columns added
     excluded: pd.DataFrame  # exclusions.csv
-    tree: str = "results"  # the results folder it was read from (its name), e.g. results-sim
+    tree: str = "results"  # the site's tree it was read from (its name: the site)
     cost: str = ""  # what its valid runs cost, from their metadata.json (run_cost)
 
     @property
@@ -51,26 +54,29 @@ class ScenarioRuns:
 
     @property
     def where(self) -> str:
-        """Site and folder, as a heading names them: `the sim site (results-sim/)`."""
+        """The site, as a heading names it: `the sim site`."""
         if self.runs.empty:
-            return f"{self.tree}/ (no valid run, so no site)"
+            return f"the {self.tree} records (no valid run)"
         sites = sorted(set(self.runs["site"]))
         if sites == [NO_SITE]:
-            return f"{self.tree}/ ({NO_SITE})"
-        return f"the {' and '.join(sites)} site{'s' if len(sites) > 1 else ''} ({self.tree}/)"
+            return f"the {self.tree} records ({NO_SITE})"
+        return f"the {' and '.join(sites)} site{'s' if len(sites) > 1 else ''}"
 
-
-def scenario_files(repo: Path) -> dict[str, Path]:
-    """Scenario name → its file under scenarios/ or a folder of it (the `name:` key)."""
-    out: dict[str, Path] = {}
-    for f in sorted((repo / "scenarios").rglob("*.yaml")):
-        try:
-            name = (yaml.safe_load(f.read_text()) or {}).get("name")
-        except yaml.YAMLError:
-            continue
-        if isinstance(name, str):
-            out[name] = f.relative_to(repo)
-    return out
+    @property
+    def standing(self) -> str:
+        """What its numbers rest on, for a section's head: stale or real-time records."""
+        runs = pd.concat([self.runs, self.excluded], ignore_index=True)
+        out = []
+        k = marks.stale_count(runs)
+        if k:
+            out.append(f"**{k} of its {len(runs)} records are stale** (made by other code "
+                       f"than this checkout's: {'; '.join(marks.why_stale(runs))}); "
+                       "`make book-refresh` reruns them.")  # fmt: skip
+        if marks.real_time(runs):
+            out.append("Its runs ran in real time on the machines the provenance names: they "
+                       "cannot be replayed, and rest on those machines and their calibration "
+                       "reports.")  # fmt: skip
+        return " ".join(out)
 
 
 def _csv(p: Path) -> pd.DataFrame:
@@ -159,6 +165,48 @@ def _by_name(scenarios: list[ScenarioRuns]) -> dict[str, list[ScenarioRuns]]:
     return out
 
 
+ROW_KEYS = ("scenario", "setting", "scheme", "speed", "rep")
+
+
+def rows_of(scenarios: list[ScenarioRuns]) -> pd.DataFrame:
+    """One row per run of the scenarios, as analysis/verdicts.py reads runs: the valid ones
+    (runs.csv, `valid` True) and the invalid ones (exclusions.csv, `valid` False, their
+    reasons), each with its scenario, site and the results folder it was read from (`tree`)."""
+    parts = []
+    for s in scenarios:
+        if not s.runs.empty:
+            parts.append(s.runs.assign(scenario=s.name, valid=True, tree=s.tree))
+        if not s.excluded.empty:
+            sites = [str((_meta(s.dir / str(p)).get("site") or {}).get("kind", NO_SITE))
+                     for p in s.excluded["path"]]  # fmt: skip
+            parts.append(s.excluded.assign(scenario=s.name, valid=False, site=sites, tree=s.tree))
+    if not parts:
+        return pd.DataFrame(columns=[*ROW_KEYS, "site", "valid", "tree"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def with_extras(rows: pd.DataFrame, paper: Paper, trees: Sequence[Path]) -> pd.DataFrame:
+    """The rows with the per-run metrics of the paper's extra files (`Paper.extras`), joined
+    per results folder on the run's matrix point."""
+    for extra in paper.extras:
+        got = []
+        for t in trees:
+            f = _csv(t / extra.path)
+            if f.empty or not set(ROW_KEYS) <= set(f.columns):
+                continue
+            f["setting"] = f["setting"].astype(str).str.split("/").str[0]
+            got.append(f[[*ROW_KEYS, *[m for m in extra.metrics if m in f]]].assign(tree=t.name))
+        if not got or rows.empty:
+            continue
+        add = pd.concat(got, ignore_index=True)
+        rows = rows.drop(columns=[m for m in extra.metrics if m in rows])
+        for k in ROW_KEYS:
+            rows[k] = rows[k].astype(str)
+            add[k] = add[k].astype(str)
+        rows = rows.merge(add, on=[*ROW_KEYS, "tree"], how="left")
+    return rows
+
+
 def fmt(x: float) -> str:
     if math.isnan(x):
         return "–"
@@ -172,178 +220,6 @@ def ci(v: tuple[float, float, float], n: int) -> str:
     if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
         return f"{fmt(x)} (n={n}, no CI)"
     return f"{fmt(x)} [{fmt(lo)}, {fmt(hi)}]"
-
-
-def _label(runs: pd.DataFrame) -> str:
-    """The column that names a row's setting: `setting_label` (`<setting>/<speed>` when the
-    scenario has several speeds, so a claim is never pooled over them), else `setting`."""
-    return "setting_label" if "setting_label" in runs else "setting"
-
-
-def verdict(c: Claim, v: tuple[float, float, float], n: int) -> str:
-    x, lo, hi = v
-    if math.isnan(x):
-        return "undefined"
-    if n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
-        return "no CI: compare the value"
-    if hi < c.lo:
-        return "priolab lower (CI below the paper)"
-    if lo > c.hi:
-        return "priolab higher (CI above the paper)"
-    return "paper's value inside the CI"
-
-
-def claim_rows(c: Claim, scenarios: list[ScenarioRuns]) -> list[list[str]]:
-    """One row per (scenario, setting and speed, results folder) where the claim's schemes
-    both ran; a setting's rows from the several folders follow each other."""
-    rows = []
-    for name, group in _by_name(scenarios).items():
-        if c.scenarios and name not in c.scenarios:
-            continue
-        group = [s for s in group if not s.runs.empty and c.metric in s.runs]
-        for setting in dict.fromkeys(x for s in group for x in s.runs[_label(s.runs)]):
-            if c.settings and str(setting).split("/")[0] not in c.settings:
-                continue
-            for s in group:
-                rows += _judged_row(c, s, setting) if c.judge else _row(c, s, setting)
-    return rows
-
-
-def _row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
-    """The claim's mean or ratio with its CI over the runs of (scenario, setting)."""
-    at = s.runs[s.runs[_label(s.runs)] == setting]
-    num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den]
-    a = finite(num, c.metric)
-    if not len(a):
-        return []
-    if c.den:
-        b = finite(den, c.metric)
-        if not len(b):
-            return []
-        n = min(len(a), len(b))
-        v = bootstrap_ratio_ci(a, b) if np.mean(b) != 0 else (math.nan,) * 3
-        n_text = runs_text(c.metric, num, den)
-    else:
-        v, n = bootstrap_ci(a)[:3], len(a)
-        n_text = runs_text(c.metric, num)
-    sites = ", ".join(sorted(set(pd.concat([num, den])["site"])))
-    file = f"`{s.file}`" if s.file else s.name
-    return [[ci(v, n), n_text, sites, file, str(setting), verdict(c, v, n)]]  # type: ignore[arg-type]
-
-
-def _judged_row(c: Claim, s: ScenarioRuns, setting: str) -> list[list[str]]:
-    """The claim's own judge (judged.py) over the runs of (scenario, setting)."""
-    assert c.judge is not None
-    label = _label(s.runs)
-    at = s.runs[s.runs[label] == setting]
-    num, den = at[at["scheme"] == c.num], at[at["scheme"] == c.den] if c.den else at[:0]
-    where = str(setting)
-    if c.den_setting:  # the denominator from another setting (and the same speed)
-        other = "/".join([c.den_setting, *str(setting).split("/")[1:]])
-        den = s.runs[(s.runs[label] == other) & (s.runs["scheme"] == (c.den or c.num))]
-        where = f"{setting} ÷ {other}"
-    if num.empty or ((c.den or c.den_setting) and den.empty):
-        return []
-    j = c.judge(num, den)
-    sites = ", ".join(sorted(set(num["site"]) | set(den["site"])))
-    file = f"`{s.file}`" if s.file else s.name
-    return [[j.value, j.n, sites, file, where, j.verdict]]
-
-
-def claims_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
-    lines = [
-        "## The paper's claims beside priolab's numbers",
-        "",
-        "Mean over valid runs, or the ratio of two schemes' means, with its 95 % percentile "
-        'bootstrap CI (analysis/stats.py); n = valid runs (numerator + denominator), "all '
-        "alike\" where a side's runs measured the same in everything (sim runs in which the "
-        "seed had nothing to draw on repeat one result: their CI is no evidence of a real "
-        "stack's spread, which the agreement page has from Mininet); site = where those runs "
-        "ran (their metadata.json). A setting run on several sites has one row per site, "
-        "one under the other; their runs are never pooled.",
-        "",
-        *(
-            [
-                "Verdicts (analysis/judged.py): *reproduced* when the CI supports the "
-                "paper's statement; *differs* when the effect has the paper's direction but "
-                "another size, or when the CI holds 1 where the paper saw a difference; *not "
-                "reproduced* when the CI lies on the other side. Each reason is read off the "
-                "same runs.",
-                "",
-            ]
-            if paper.why is not None
-            else []
-        ),
-        "| source | claim | metric | paper | priolab [95 % CI] | n | site | scenario file | "
-        "setting | verdict |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for c in paper.claims:
-        what = f"`{c.metric}` {c.num}" + (f" ÷ {c.den}" if c.den else "")
-        if c.den_setting:
-            what = f"`{c.metric}` {c.num} ÷ {c.den or c.num} at {c.den_setting}"
-        rows = claim_rows(replace(c, judge=paper.judge(c)), scenarios)
-        if not rows:
-            lines.append(f"| {c.figure} | {c.text} | {what} | {c.paper} | not run | | | | | |")
-        for r in rows:
-            lines.append(f"| {c.figure} | {c.text} | {what} | {c.paper} | " + " | ".join(r) + " |")
-    return [*lines, ""]
-
-
-# The verdict's leading words as analysis/judged.py and `verdict` word them, most specific first
-VERDICT_KINDS = ("not reproduced", "reproduced", "differs", "not run", "no verdict")
-
-
-def verdict_kind(verdict: str) -> str:
-    """The verdict's leading word(s) ("reproduced", "differs", ...); the text when none fits."""
-    return next((k for k in VERDICT_KINDS if verdict.startswith(k)), verdict)
-
-
-def readings_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
-    """The claims measured under two or more of the paper's readings (Claim.reading), one
-    column per reading (Paper.readings): each cell the verdict's word with priolab's value, n
-    and site, from the same rows as the claims table (whose verdict says why), and per reading
-    how many of its claims it reproduces. Empty when the paper has no readings."""
-    groups: dict[tuple[str, str, tuple[str, ...]], dict[str, Claim]] = {}
-    for c in paper.claims:
-        if c.reading and c.reading in paper.readings:
-            key = (c.figure, c.text.removesuffix(f" [{c.reading}]"), c.settings)
-            groups.setdefault(key, {})[c.reading] = c
-    groups = {k: g for k, g in groups.items() if len(g) >= 2}
-    if not groups:
-        return []
-    lines = [
-        "## Which reading reproduces which claim",
-        "",
-        "Every claim measured under more than one reading, one column per reading: the "
-        "verdict, priolab's value [95 % CI], n and site, as in the claims table above (whose "
-        "verdict also says why); – where the reading's scenario has no such scheme.",
-        "",
-        "| source | claim | paper | " + " | ".join(paper.readings) + " |",
-        "|---|---|---|" + "---|" * len(paper.readings),
-    ]
-    tally: dict[str, list[bool]] = {r: [] for r in paper.readings}
-    for (figure, text, _), by_reading in groups.items():
-        cells = []
-        for r in paper.readings:
-            reading_claim = by_reading.get(r)
-            if reading_claim is None:
-                cells.append("–")
-                continue
-            judged = replace(reading_claim, judge=paper.judge(reading_claim))
-            rows = [row for row in claim_rows(judged, scenarios)
-                    if verdict_kind(row[5]) != "not run"]  # fmt: skip
-            if rows:
-                tally[r].append(all(verdict_kind(row[5]) == "reproduced" for row in rows))
-            texts = [f"**{verdict_kind(row[5])}** {row[0]} (n {row[1]}, {row[2]})" for row in rows]
-            cells.append("; ".join(texts) or "not run")
-        paper_value = next(iter(by_reading.values())).paper
-        lines.append(f"| {figure} | {text} | {paper_value} | " + " | ".join(cells) + " |")
-    lines.append("")
-    for r, got in tally.items():
-        ran = f"{sum(got)} of the {len(got)} claims it ran" if got else "no claim: not run"
-        lines.append(f"- {r}: reproduces {ran}.")
-    return [*lines, ""]
 
 
 def _demote(md: str, by: int = 1) -> list[str]:
@@ -373,7 +249,7 @@ def figures_section(s: ScenarioRuns, out_dir: Path) -> list[str]:
         lines += [
             f"![{f.stem}]({(rel / f.name).as_posix()})",
             "",
-            f"{caption} (Site: {s.sites}.)",
+            f"{caption} (Site: {s.sites}{marks.mark(s.runs)}.)",
             "",
         ]
     return lines
@@ -383,30 +259,42 @@ def provenance_section(
     scenarios: list[ScenarioRuns], trees: Sequence[Path], repo_commit: str
 ) -> list[str]:
     lines = ["## Provenance", ""]
-    lines.append(f"Page generated by `python -m book` at commit {repo_commit}.")
+    lines.append(f"Page generated by `python -m book` at commit {repo_commit}, from the "
+                 "records of the evidence store (`evidence/`).")  # fmt: skip
     lines.append("")
-    for results in trees:
-        cals = sorted(results.glob("calibration-*.json"))
+    for tree in trees:
+        cals = sorted(tree.glob("calibration-*.json"))
         if cals:
-            lines += [f"Calibration reports (`priolab calibrate`) in {results.name}/: "]
-            top = results.parent
-            lines += [f"- `{c.relative_to(top) if c.is_relative_to(top) else c}`{_cal_summary(c)}"
-                      for c in cals]  # fmt: skip
-        else:
-            lines.append(f"Calibration reports: none in {results.name}/.")
-        lines.append("")
+            lines += [f"Calibration reports (`priolab calibrate`) of the machines the "
+                      f"{tree.name} records ran on, kept in those records:"]  # fmt: skip
+            lines += [f"- `{c.name}`{_cal_summary(c)}" for c in cals]
+            lines.append("")
     for s in scenarios:
         lines += [f"### {s.name} on {s.where}", ""]
         if not s.runs.empty:
             commits = ", ".join(sorted(set(s.runs["commit"])))
             lines += [f"Valid runs: {len(s.runs)}, made at commit(s) {commits}.", ""]
-            lines += [f"- `{p}`" for p in s.runs["path"]]
+            if s.standing:
+                lines += [s.standing, ""]
+            lines += [f"- `{_run_id(p)}`{_stale_note(r)}" for p, r in
+                      zip(s.runs["path"], s.runs.to_dict("records"), strict=True)]  # fmt: skip
             lines.append("")
         if not s.excluded.empty:
             lines += ["Invalid runs (excluded) and why:", ""]
             lines += [f"- `{r.path}`: {r.reasons}" for r in s.excluded.itertuples()]
             lines.append("")
     return lines
+
+
+def _run_id(path: str) -> str:
+    """A run's place in its scenario (`<setting>/<scheme>/<speed>/r<rep>`), not the scratch
+    folder its record was materialised into."""
+    return "/".join(Path(path).parts[-4:])
+
+
+def _stale_note(row: dict) -> str:
+    why = row.get(marks.STALE)
+    return f" (stale: {why})" if isinstance(why, str) and why else ""
 
 
 def _cal_summary(p: Path) -> str:
@@ -435,14 +323,14 @@ def no_runs(paper: Paper, files: dict[str, Path], trees: Sequence[Path]) -> list
     scenario = f" scenario={first}" if first else ""
     mininet = f"snakemake --cores 2 --config{scenario}" if first else "snakemake --cores 2"
     sim = f"snakemake --cores 2 --config site=sim{scenario}"
-    folders = " or ".join(f"{t.name}/" for t in trees)
     return [
         '!!! warning "No runs are present"',
-        f"    No run folder of this paper's scenarios ({', '.join(paper.scenarios)}) was found "
-        f"in {folders}, so this page holds no measured number. Produce them with `{mininet}` "
-        f"(Mininet, into results/) or `{sim}` (the sim site, into results-sim/, where it can "
-        "run the scenario); any of the scenarios above works the same way. Then rebuild the "
-        "pages with `make docs`.",
+        f"    The evidence store (`evidence/`) holds no record of this paper's scenarios "
+        f"({', '.join(paper.scenarios)}), so this page holds no measured number. Produce them "
+        f"with `{mininet}` (Mininet, into results/) or `{sim}` (the sim site, into "
+        "results-sim/, where it can run the scenario), add them with `priolab evidence add "
+        "results` or `priolab evidence add results-sim`, and rebuild the pages with `make "
+        "docs`; `make book-refresh` does all of it for every sim cell of the book.",
         "",
     ]
 
@@ -453,32 +341,49 @@ def page(
     out_dir: Path,
     repo: Path,
     repo_commit: str,
-    extra: list[str] | None = None,
 ) -> str:
     """The markdown of one paper's results page from one results folder or several (read side
     by side, in the order given); figures are copied under out_dir."""
+    return render(paper, results, out_dir, repo, repo_commit)[0]
+
+
+def render(
+    paper: Paper,
+    results: Path | Sequence[Path],
+    out_dir: Path,
+    repo: Path,
+    repo_commit: str,
+) -> tuple[str, list[claims_page.Judged]]:
+    """`page`'s markdown and the claims' judgements (the front page's scoreboard counts
+    them)."""
     trees = [results] if isinstance(results, Path) else list(results)
     files = scenario_files(repo)
     found = [s for n in paper.scenarios for t in trees if (s := load_scenario(t, n, files))]
-    folders = ", ".join(f"{t.name}/" for t in trees)
+    rows = with_extras(rows_of(found), paper, trees)
+    judged = claims_page.judge_all(paper, rows)
+    n_records = sum(len(s.runs) + len(s.excluded) for s in found)
     lines = [
         f"# {paper.short}: results",
         "",
         f"Paper: {BY_KEY[paper.short].short()}. Workload: "
-        f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the run folders in "
-        f"{folders} by `snakemake book` (`python -m book`); nothing on this page is typed by "
-        "hand. Every number names its site: a column of the claims, the heading of a "
-        "scenario's section.",
+        f"[`{paper.kind}`](../workloads/{paper.kind}.md). Generated from the {n_records} run "
+        "records of its scenarios in the evidence store (`evidence/`) by `snakemake book` "
+        "(`python -m book`); nothing on this page is typed by hand. Every number names its "
+        "site: a condition of a claim, the heading of a scenario's section; a site followed "
+        "by *stale* rests on records made by other code than this page's (`make "
+        "book-refresh` reruns them), by *real time* on runs of a real-time site (not "
+        "replayable: their machines and calibration reports are in the provenance).",
         "",
         *cite_block(paper.short),
     ]
     if not found:
         lines += no_runs(paper, files, trees)
-    if paper.claims:
-        lines += claims_section(paper, found)
-        lines += readings_section(paper, found)
+    lines += claims_page.section(paper, judged, files)
     lines += list(paper.notes)
-    lines += extra or []
+    lines += [""] if paper.notes else []
+    context = PageContext(rows, tuple(trees), out_dir)
+    for hook in paper.sections:
+        lines += hook(context)
     for s in found:
         lines += [f"## Scenario {s.name} on {s.where}", ""]
         lines.append(f"Scenario file: `{s.file}`." if s.file else "Scenario file: not found.")
@@ -487,6 +392,8 @@ def page(
             f"Every number in this section is from {s.where}.",
             "",
         ]
+        if s.standing:
+            lines += ['!!! warning "What this section rests on"', f"    {s.standing}", ""]
         if s.cost:
             lines += [f"Cost of a run: {s.cost} (metadata.json).", ""]
         summary = s.dir / "summary.md"
@@ -496,4 +403,4 @@ def page(
         lines += figures_section(s, out_dir)
     if found:
         lines += provenance_section(found, trees, repo_commit)
-    return "\n".join(lines).rstrip() + "\n"
+    return "\n".join(lines).rstrip() + "\n", judged

@@ -16,6 +16,7 @@ A run of a scenario's matrix point lives in
         logs/              <process>.stdout / .stderr of every planned process
         tables/            parquet tables analysis writes (analysis.tables, analysis.metrics)
         metrics.json       per-run metrics (analysis.metrics)
+        figure-data.json   the compact data the scenario's figures draw (analysis.metrics)
         sim-spec.json      (sim site) what priolab-sim was asked to run (engine/sim_spec.py)
         sim-report.json    (sim site) what priolab-sim reports: times, exit codes, counters
 
@@ -39,6 +40,8 @@ PLAN = "plan.json"
 LOGS = "logs"
 TABLES = "tables"
 METRICS = "metrics.json"
+FIGURE_DATA = "figure-data.json"
+"""The compact per-run data figures draw (analysis/figure_data.py), beside metrics.json."""
 INPUTS = "inputs"
 SIM_SPEC = "sim-spec.json"
 SIM_REPORT = "sim-report.json"

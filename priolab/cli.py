@@ -148,6 +148,7 @@ REGISTERED = (
     ("vm", "vm.cli"),
     ("data", "priolab.datasets"),
     ("export", "analysis.export"),
+    ("evidence", "priolab.evidence.cli"),
     ("completion", "priolab.completion"),
 )
 

@@ -421,6 +421,19 @@ def _param_files(params: BaseModel, base_dir: Path) -> list[Path]:
     return [f if f.is_absolute() else (base_dir / f) for f in found if isinstance(f, Path)]
 
 
+def trace_names(link: Link) -> list[Path]:
+    """The trace files a link names, as the scenario names them (relative to its folder)."""
+    return [tr.file for d in ("uplink", "downlink") if (tr := getattr(link, d).trace)]
+
+
+def run_input_files(traces: list[Path], params: BaseModel, base_dir: Path) -> list[Path]:
+    """The files one run reads: its link's traces (`trace_names`) and the files its workload
+    parameters name, resolved against the scenario's folder, sorted (the evidence store's
+    code digest hashes their content)."""
+    named = [t if t.is_absolute() else base_dir / t for t in traces]
+    return sorted({f.resolve() for f in [*named, *_param_files(params, base_dir)]})
+
+
 def input_files(path: Path | str) -> list[Path]:
     """Every file the runs of a scenario read (throughput traces, frame and tracking traces),
     as absolute paths, sorted, without duplicates. Needs only a scenario that validates as a

@@ -1,17 +1,41 @@
 # Per run: logs → tables → metrics; per scenario: aggregates and figures.
+from priolab.workloads.rise import regime_map as regime_map_module
+from priolab.workloads.rise import rise_map as rise_map_module
 
 
 rule metrics:
-    """Logs → parquet tables → metrics.json, per run (an invalid run too: it is marked)."""
+    """Logs → parquet tables → metrics.json and figure-data.json, per run (an invalid run too:
+    it is marked)."""
     input:
         RUN_METADATA,
     output:
         metrics=RUN_METRICS,
+        figure_data=RUN_FIGURE_DATA,
         tables=directory(RUN_TABLES),
     params:
         run_dir=lambda wc, input: str(Path(input[0]).parent),
     shell:
         "{PY:q} -m analysis.tables {params.run_dir:q} && {PY:q} -m analysis.metrics {params.run_dir:q}"
+
+
+rule evidence_add:
+    """Add every run of one scenario (valid or not) to the evidence store: `priolab evidence
+    add` (evidence/README.md), the only way runs enter evidence/."""
+    input:
+        lambda wc: [f"{d}/{rundir.METRICS}" for d in run_dirs(wc.scenario)],
+    output:
+        touch(f"{RESULTS}/{{scenario}}/.evidence-added"),
+    params:
+        results=RESULTS,
+    shell:
+        "{PY:q} -m priolab.cli evidence add {params.results:q} --scenario {wildcards.scenario:q}"
+
+
+rule evidence:
+    """Every loaded scenario's runs into the evidence store. Not part of `all`; by name:
+    `snakemake --cores 2 evidence --config site=sim scenario=scenarios/quick.yaml`."""
+    input:
+        [f"{RESULTS}/{n}/.evidence-added" for n in SCENARIOS],
 
 
 rule aggregate:
@@ -52,7 +76,7 @@ rule figures:
         "mkdir -p {output:q} && {PY:q} -m analysis.figures {params.scenario_dir:q}"
 
 
-REGIME_MAP_SCENARIO = "rise-loss-queue-map"  # scenarios/maps/rise-loss-queue.yaml
+REGIME_MAP_SCENARIO = regime_map_module.REGIME_MAP_SCENARIO  # scenarios/maps/rise-loss-queue.yaml
 # The regime map is a sim sweep (252 runs): where this invocation does not draw it, rise_map
 # and the reproduction report on either site read the sim tree's cells.
 REGIME_MAP_CELLS = f"{SIM_RESULTS}/regime/regime_map.csv"
@@ -105,18 +129,8 @@ rule regime_map:
 
 
 # The scenarios the regime map and the reproduction report read, where loaded (`scenario=all`
-# or a list naming them): the paper's figures on the ideal path, the same in the window-limited
-# regime, and the map's real points. The map's other axes (policer, controller, B x key frame)
-# are off the loss x queue plane: the report lists their settings, the map figure leaves them out.
-REPORT_SCENARIOS = [
-    n
-    for n in (
-        "quick", "map-loss-queue", "rise-transport-wl", "rise-direction-wl", "rise-bitrate-wl",
-        "rise-transport", "rise-direction", "rise-bitrate", "rise-content", "rise-content-wl",
-        "map-policer", "map-cc-loss", "map-buffer-keyframe",
-    )
-    if n in SCENARIOS
-]
+# or a list naming them): priolab/workloads/rise/rise_map.py's REPORT_SCENARIOS.
+REPORT_SCENARIOS = [n for n in rise_map_module.REPORT_SCENARIOS if n in SCENARIOS]
 
 
 rule rise_map:
@@ -187,17 +201,13 @@ rule agreement:
 
 rule book:
     """The generated pages of the documentation site (book/): one results page per
-    paper, the sim-vs-Mininet agreement page and one reference page per workload, into
-    docs/results/ and docs/workloads/. Reads the run folders already aggregated in both trees,
-    MININET_RESULTS and SIM_RESULTS, side by side (whichever `site=` says), and starts no run;
-    with none, each page says so and names the commands that make them. By name, always
-    rebuilt: `snakemake --cores 1 --force book` (`make docs`)."""
+    paper, the sim-vs-Mininet agreement page, the results' front page and one reference page
+    per workload, into docs/results/ and docs/workloads/. Reads the evidence store's records
+    alone (evidence/: runs enter it by `priolab evidence add`, rule evidence), never a results
+    tree, and starts no run; with no records, each page says so and names the commands that
+    make them. By name, always rebuilt: `snakemake --cores 1 --force book` (`make docs`)."""
     output:
         directory("docs/results"),
         directory("docs/workloads"),
-    params:
-        results=MININET_RESULTS,
-        sim=SIM_RESULTS,
     shell:
-        "{PY:q} -m book --results {params.results:q} --results-sim {params.sim:q}"
-        " --out docs"
+        "{PY:q} -m book --out docs"

@@ -1,32 +1,52 @@
-# Build the Rust workspace; calibrate the link emulator once per machine.
+# Build the Rust programs a workload's runs use; calibrate the link emulator once per machine.
+from priolab.evidence.digest import SIM_PROCESS, build_stamp, rust_roots
+from priolab.workloads import WORKLOADS
 
 
-# the sim site needs one binary, priolab-sim, which links every sim endpoint and linkem's core;
-# a real-time site the programs of its scenarios' workloads and linkem (so the quick RISE
-# reproduction builds no roq, and needs no GStreamer)
-from priolab.testbed import cargo_packages, needs
+def stamp_of(kind):
+    """A workload's content-hashed build stamp on this site: its name carries the digest of
+    the Rust sources its runs depend on (priolab/evidence/digest.py, `rust_digest`), so a
+    change to one endpoint changes its workload's stamp only, and reruns only its runs."""
+    return str(build_stamp(Path(RESULTS), kind, SITE, Path(workflow.basedir)))
 
-CARGO_PACKAGES = ("-p priolab-sim" if SITE == "sim" else
-                  " ".join(cargo_packages(needs([f for f, _, _ in SCENARIOS.values()]))))
+
+def scenario_stamp(wildcards):
+    """The build stamp of the scenario's workload (a run's input)."""
+    return stamp_of(SCENARIOS[wildcards.scenario][1][0].workload_kind)
+
+
+def cargo_packages(wildcards):
+    """What a stamp's build compiles: on the sim site the one binary, priolab-sim, which
+    links every sim endpoint and linkem's core; on a real-time site the packages of the
+    stamp's workload's programs and linkem, the roots its digest is computed from (so the
+    quick RISE reproduction builds no roq, and needs no GStreamer)."""
+    if SITE == "sim":
+        return f"--package={SIM_PROCESS}"
+    name = Path(wildcards.stamp).name + ".done"
+    kinds = [k for k in WORKLOADS if Path(stamp_of(k)).name == name]
+    if not kinds:
+        raise ValueError(f"build stamp {name}: no workload's sources give this digest")
+    roots, _ = rust_roots(Path(workflow.basedir), kinds[0], SITE)
+    return " ".join(f"--package={p}" for p in roots)
 
 
 rule build:
-    """Build the Rust workspace (endpoints and linkem; on the sim site only priolab-sim) once;
-    again only if sources change."""
-    input:
-        RUST_SOURCES,
+    """Build the Rust programs of the workload whose stamp is asked for (on the sim site only
+    priolab-sim); cargo rebuilds only what changed."""
     output:
-        touch(f"{RESULTS}/.build.done"),
+        touch(f"{RESULTS}/.build/{{stamp}}.done"),
+    params:
+        packages=cargo_packages,
     log:
-        f"{RESULTS}/logs/build.log",
+        f"{RESULTS}/logs/build-{{stamp}}.log",
     shell:
-        "cargo build --release {CARGO_PACKAGES} --locked > {log} 2>&1"
+        "cargo build --release {params.packages} --locked > {log} 2>&1"
 
 
 rule calibrate:
     """Fidelity of the link emulator on this machine, once, kept beside the results."""
     input:
-        rules.build.output,
+        stamp_of("probe"),
     output:
         CALIBRATION,
     resources:

@@ -6,7 +6,7 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from ground import rundir
-from priolab.engine.sim_spec import sim_check
+from priolab.engine.sim_spec import sim_check, sim_problems
 from ground.errors import UserError
 from priolab.scenario import expand, input_files, load, read_yaml
 
@@ -23,6 +23,8 @@ if SITE == "sim" and TARGET != "mininet":
     sys.exit(f"config: site=sim runs on this machine; it needs target=mininet, not {TARGET!r}")
 BACKEND = config.get("backend") or ""
 REPS = int(config.get("reps") or 0)  # 0: the files' repetitions; N: repetitions 1..N of each
+# sim site: a scenario's points the sim cannot run are left out, not the scenario (book refresh)
+SIM_PARTIAL = str(config.get("sim_partial", False)).lower() in ("1", "true", "yes")
 CALIBRATE = str(config["calibrate"]).lower() in ("1", "true", "yes")
 SCENARIO_SCHEMA = str(Path(workflow.basedir) / "scenarios" / "scenario.schema.json")
 
@@ -64,10 +66,18 @@ def load_scenarios():
                 try:
                     sim_check(runs, f, BACKEND or None)
                 except UserError as e:
-                    if explicit:
+                    if SIM_PARTIAL:  # the points it can run (make book-refresh), the others named
+                        kept = [r for r in runs if not sim_problems(r, BACKEND or None)]
+                        print(f"workflow: {f}: {len(runs) - len(kept)} of its points left out on "
+                              f"the sim site: {': '.join(e.problems[0])}", file=sys.stderr)
+                        runs = kept
+                    elif explicit:
                         raise
-                    print(f"workflow: {f} left out on the sim site: {': '.join(e.problems[0])}",
-                          file=sys.stderr)
+                    else:
+                        print(f"workflow: {f} left out on the sim site: "
+                              f"{': '.join(e.problems[0])}", file=sys.stderr)
+                        continue
+                if not runs:
                     continue
             out[sc.name] = (f, runs, inputs)
         except UserError as e:  # the message priolab check prints: file, key, what is allowed
@@ -95,8 +105,6 @@ def scenario_inputs(wildcards):
 
 RUN_METADATA = rundir.pattern(RESULTS, rundir.METADATA)  # one run's metadata.json
 RUN_METRICS = rundir.pattern(RESULTS, rundir.METRICS)
+RUN_FIGURE_DATA = rundir.pattern(RESULTS, rundir.FIGURE_DATA)
 RUN_TABLES = rundir.pattern(RESULTS, rundir.TABLES)
 CALIBRATION = f"{RESULTS}/calibration-{socket.gethostname()}.json"
-RUST_SOURCES = sorted(
-    str(p) for d in ("endpoints", "netem/linkem") for p in Path(d).rglob("*.rs")
-) + ["Cargo.toml", "Cargo.lock"]

@@ -10,7 +10,7 @@ def calibration_input(wildcards):
 rule run:
     """One matrix point: `priolab run-one --site SITE` into its parameter-encoded directory."""
     input:
-        rules.build.output,
+        scenario_stamp,
         calibration_input,
         scenario_inputs,
     output:

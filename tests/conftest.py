@@ -84,6 +84,31 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(summary)
 
 
+def copy_rust_sources(dst: Path) -> None:
+    """The workspace's manifests and every crate's build sources into `dst` (a copy a test
+    may change: the checkout's files are never touched)."""
+    from priolab.evidence import crates
+
+    for name in ("Cargo.toml", "Cargo.lock"):
+        shutil.copy(REPO / name, dst / name)
+    for m in crates.members(REPO).values():
+        for f in crates.crate_files(REPO, m):
+            (dst / f.relative_to(REPO)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, dst / f.relative_to(REPO))
+
+
+def mark_built(results: Path, site: str = "sim") -> None:
+    """Every workload's build stamp in a results tree (rules/build.smk), as if built: a test
+    of the workflow whose binaries `make build` made already."""
+    from priolab.evidence.digest import build_stamp
+    from priolab.workloads import WORKLOADS
+
+    for kind in WORKLOADS:
+        stamp = build_stamp(results, kind, site, REPO)
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+
+
 @pytest.fixture
 def standin_dict() -> dict:
     return yaml.safe_load((REPO / "scenarios" / "standin.yaml").read_text())

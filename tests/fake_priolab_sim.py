@@ -11,7 +11,9 @@ sim-report.json (times, exit codes, cancellations, link counters, receive-buffer
 
 FAKE_SIM_MODE picks a behaviour, to test how the harness judges it:
   ok (default)      every process that runs to the end exits 0 at its --duration-s
-  exit-code         the first such process exits with 3
+  exit-code         the first such process exits with 1 (a failure of the program)
+  peer-lost         the first such process exits with 3 (the QUIC endpoints' "peer lost":
+                    the protocol lost its session)
   no-report         no sim-report.json (the binary exits 0 all the same)
   no-stats          no link stats file
   no-logs           the first process's stderr file is not written
@@ -107,7 +109,8 @@ def run(spec: dict[str, Any], mode: str) -> int:
             (cwd / cert).parent.mkdir(parents=True, exist_ok=True)
             (cwd / cert).write_bytes(b"fake certificate")
         ender = p["name"] in ends
-        code = 3 if mode == "exit-code" and p is (enders[0] if enders else None) else 0
+        first = p is (enders[0] if enders else None)
+        code = {"exit-code": 1, "peer-lost": 3}.get(mode, 0) if first else 0
         report_procs.append(
             {
                 "node": p["node"],

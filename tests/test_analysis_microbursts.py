@@ -8,12 +8,8 @@ from pathlib import Path
 import pytest
 
 from analysis.logs import AnalysisError
-from analysis.microbursts import (
-    default_start_s,
-    main,
-    read_packet_log,
-    throughput_windows,
-)
+from analysis.microbursts import main
+from analysis.packet_log import default_start_s, read_packet_log, throughput_windows
 
 
 def rec(d: str, t_in: float, t_out: float, b: int, fate: str = "sent") -> str:
@@ -94,13 +90,18 @@ def test_figures_hook_takes_the_first_run_that_logged_packets(tmp_path: Path) ->
     # the scenario logs packets in its second setting only (quick.yaml's window-limited path)
     import pandas as pd
 
+    from analysis import figure_data
     from analysis.microbursts import fig_microbursts
+    from analysis.packet_log import windows_data
 
     plain, logged = tmp_path / "A" / "r1", tmp_path / "B" / "r1"
     plain.mkdir(parents=True)
     logged.mkdir(parents=True)
     write(logged, LOG)
     (logged / "linkem.json").write_text(json.dumps({}))
+    # the hook draws from each run's figure data (analysis.metrics writes it from the log)
+    figure_data.write(logged, {"microbursts": windows_data(logged)})
+    figure_data.write(plain, {})
     runs = pd.DataFrame(
         [
             {"scheme": "pri", "setting_label": s, "rep": 1, "path": str(d)}

@@ -55,7 +55,7 @@ def test_only_the_papers_whose_text_gives_a_doi_have_one() -> None:
 
 
 def test_every_results_page_cites_its_paper_with_its_bibtex(tmp_path) -> None:
-    written = build(tmp_path / "no-results", tmp_path / "docs", REPO)
+    written = build(tmp_path / "docs", REPO, tmp_path / "no-evidence")  # an empty store
     pages = {p.relative_to(tmp_path / "docs").as_posix(): p.read_text() for p in written}
     for paper in PAPERS:
         text = pages[f"results/{paper.key}.md"]

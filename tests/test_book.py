@@ -11,11 +11,26 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from book import lint, results, workloads
-from book.__main__ import build
-from book.papers import DTP, PAPERS
+from analysis.claims import (
+    GAIN,
+    SAME_AS,
+    Band,
+    Cell,
+    Condition,
+    Paper,
+    Point,
+    SessionMetric,
+    around_ratio,
+    claim,
+)
+from analysis.verdicts import VERDICTS
+from book import claims_page, front, lint, results, workloads
+from book.__main__ import build, pages
+from book.papers import PAPERS
 from priolab.paths import REPO_ROOT
 from priolab.workloads.dtp.workload import DtpParams
+
+DTP = next(p for p in PAPERS if p.key == "dtp")
 
 BAD = """# A page
 
@@ -132,123 +147,189 @@ def test_hand_written_markdown_links_every_measured_figure():
 
 
 def test_pages_build_without_runs_and_say_so(tmp_path):
-    written = build(tmp_path / "no-results", tmp_path / "docs", REPO_ROOT)
+    """An empty evidence store: every page says so, every claim reads 'not run' with the
+    command that fills its primary condition, and the front page counts them all."""
+    written = build(tmp_path / "docs", REPO_ROOT, tmp_path / "empty-evidence")
     names = {p.relative_to(tmp_path / "docs").as_posix() for p in written}
     for paper in ("rise", "dtp", "qpr", "roq", "moq", "agreement"):
         assert f"results/{paper}.md" in names
         text = (tmp_path / "docs" / "results" / f"{paper}.md").read_text()
         assert "No runs are present" in text
+    for paper in PAPERS:
+        text = (tmp_path / "docs" / "results" / f"{paper.key}.md").read_text()
+        rows = [x for x in text.splitlines() if x.startswith("| [") and "](#" in x]
+        assert len(rows) == len(paper.claims) and all(x.endswith("| **not run** |") for x in rows)
+        assert text.count("To fill the primary condition: `snakemake --cores 2 --config") == (
+            len(paper.claims))  # fmt: skip
     dtp = (tmp_path / "docs/results/dtp.md").read_text()
-    assert "--config scenario=scenarios/" in dtp and "--config site=sim scenario=scenarios/" in dtp
-    assert "in no-results/, so this page" in dtp  # build() without res_sim: one folder
+    assert "--config site=sim scenario=scenarios/dtp-bandwidth.yaml reps=10 -- results-sim/" in dtp
+    assert "then `priolab evidence add results-sim`" in dtp
+    assert "The evidence store (`evidence/`) holds no record of this paper's" in dtp
     assert "sim" in (tmp_path / "docs/results/agreement.md").read_text()
+    index = (tmp_path / "docs/results/index.md").read_text()
+    total = sum(len(p.claims) for p in PAPERS)
+    assert "| verdict | [RISE](rise.md) | [DTP](dtp.md) | [QPR](qpr.md) | [RoQ](roq.md) | " in (
+        index)  # fmt: skip
+    assert "| reproduced | 0 | 0 | 0 | 0 | 0 |" in index
+    assert f"[{len(DTP.claims)}](dtp.md#verdict-not-run)" in index
+    assert f"| claims | {' | '.join(str(len(p.claims)) for p in PAPERS)} |" in index
+    assert f"All papers: {total} claims, 0 reproduced, " in index
 
 
-def _fake_scenario(results_dir: Path, site: str = "mininet", dtp: float = 0.8) -> None:
-    """dtp-quick with 3 valid runs per scheme (deadline ratio `dtp` vs 0.2) and one invalid."""
-    d = results_dir / "dtp-quick"
+def _runs_csv(
+    results_dir: Path,
+    scenario: str,
+    cells: dict[tuple[str, str, str], list[float]],
+    metric: str = "deadline_ratio",
+    site: str = "sim",
+    excluded: int = 0,
+) -> Path:
+    """A hand-made aggregated scenario: runs.csv with one row per value of each
+    (setting, scheme, speed) cell, its metadata.json (site, commit), and `excluded` invalid
+    runs of the first cell in exclusions.csv."""
+    d = results_dir / scenario
     rows = []
-    for scheme, value in (("dtp", dtp), ("quic", 0.2)):
-        for rep in (1, 2, 3):
-            run = d / "3MBps" / scheme / "none" / f"r{rep}"
+    for (setting, scheme, speed), values in cells.items():
+        for rep, value in enumerate(values, 1):
+            run = d / setting / scheme / speed / f"r{rep}"
             run.mkdir(parents=True)
             meta = {"site": {"kind": site}, "git": {"commit": "a" * 40, "dirty": False}}
             (run / "metadata.json").write_text(json.dumps(meta))
-            rows.append({"path": str(run), "setting": "3MBps", "scheme": scheme,
-                         "deadline_ratio": value + 0.01 * rep})  # fmt: skip
+            rows.append({"path": str(run), "setting": setting, "setting_label": setting,
+                         "scheme": scheme, "speed": speed, "rep": rep, metric: value})  # fmt: skip
     pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
+    (setting, scheme, speed) = next(iter(cells))
     pd.DataFrame(
-        [
-            {
-                "path": "3MBps/dtp/none/r4",
-                "setting": "3MBps",
-                "scheme": "dtp",
-                "speed": "none",
-                "rep": 4,
-                "reasons": "CPU saturated",
-            }
-        ]  # fmt: skip
-    ).to_csv(d / "exclusions.csv", index=False)
-    (d / "summary.md").write_text("# dtp-quick\n\n| metric | dtp |\n|---|---|\n")
-    (d / "figures").mkdir()
-    (d / "figures" / "deadline.png").write_bytes(b"\x89PNG\r\n\x1a\n")
-    (d / "figures" / "deadline.txt").write_text("Deadline ratio per scheme.")
+        [{"path": f"{setting}/{scheme}/{speed}/r{99 - i}", "setting": setting, "scheme": scheme,
+          "speed": speed, "rep": 99 - i, "reasons": "CPU saturated", "kinds": "cpu_saturated"}
+         for i in range(excluded)],
+        columns=["path", "setting", "scheme", "speed", "rep", "reasons", "kinds"],
+    ).to_csv(d / "exclusions.csv", index=False)  # fmt: skip
+    (d / "summary.md").write_text(f"# {scenario}\n\n| metric | x |\n|---|---|\n")
+    return d
 
 
-def test_results_page_sets_claim_beside_runs_with_provenance(tmp_path):
-    _fake_scenario(tmp_path / "results")
+def _six(value: float, spread: float = 0.01) -> list[float]:
+    return [value + spread * k for k in (-2, -1, 0, 1, 2, 0)]
+
+
+def test_a_claims_primary_and_other_rows_come_from_their_own_cells_and_sites(tmp_path):
+    """DTP's 'DTP-D above SCTP' at 6 MB/s': its primary condition (sim, BBR) reads only its
+    cells on the sim site; the Mininet runs are its sensitivity row, never pooled; the page
+    gives both with n, the scenario file, the verdict and the runs the harness spoiled."""
+    cells = {("6MBps", "dtp-d", "bbr"): _six(0.8), ("6MBps", "sctp", "bbr"): _six(0.5)}
+    _runs_csv(tmp_path / "results-sim", "dtp-bandwidth", cells, site="sim", excluded=1)
+    _runs_csv(tmp_path / "results", "dtp-bandwidth",
+              {k: _six(0.5) for k in cells}, site="mininet")  # fmt: skip
     out = tmp_path / "docs" / "results"
     out.mkdir(parents=True)
-    text = results.page(DTP, tmp_path / "results", out, REPO_ROOT, "abc")
-    assert "No runs are present" not in text
-    row = next(line for line in text.splitlines() if line.startswith("| abstract, Fig. 3"))
-    assert "| 3+3 | mininet | `scenarios/dtp-quick.yaml` | 3MBps |" in row
-    assert row.split(" | ")[4].startswith("3.73 [")  # (0.81+0.82+0.83) / (0.21+0.22+0.23)
-    assert "![deadline](figures/results/dtp-quick/deadline.png)" in text
-    assert (out / "figures" / "results" / "dtp-quick" / "deadline.png").is_file()
-    assert "Deadline ratio per scheme. (Site: mininet.)" in text
-    assert "CPU saturated" in text and "aaaaaaaaaaaa" in text
-
-
-def test_results_page_sets_both_sites_side_by_side_never_pooled(tmp_path):
-    """The Mininet tree and the sim tree on one page: one claim row per site, one under the
-    other, each with its own runs' ratio and n; one section and one figure folder per tree."""
-    _fake_scenario(tmp_path / "results", "mininet", dtp=0.8)
-    _fake_scenario(tmp_path / "results-sim", "sim", dtp=0.4)
-    out = tmp_path / "docs" / "results"
-    out.mkdir(parents=True)
-    trees = [tmp_path / "results", tmp_path / "results-sim"]
-    text = results.page(DTP, trees, out, REPO_ROOT, "abc")
-    lines = text.splitlines()
-    rows = [i for i, line in enumerate(lines) if line.startswith("| abstract, Fig. 3")]
-    assert len(rows) == 2 and rows[1] == rows[0] + 1
-    mininet, sim = (lines[i].split(" | ") for i in rows)
-    assert mininet[5:7] == ["3+3", "mininet"] and sim[5:7] == ["3+3", "sim"]
-    assert mininet[4].startswith("3.73 [") and sim[4].startswith("1.91 [")  # .82/.22, .42/.22
-    assert "## Scenario dtp-quick on the mininet site (results/)" in lines
-    assert "## Scenario dtp-quick on the sim site (results-sim/)" in lines
-    assert lines.index("## Scenario dtp-quick on the mininet site (results/)") < lines.index(
-        "## Scenario dtp-quick on the sim site (results-sim/)"
-    )
-    for tree in ("results", "results-sim"):
-        assert f"![deadline](figures/{tree}/dtp-quick/deadline.png)" in text
-        assert (out / "figures" / tree / "dtp-quick" / "deadline.png").is_file()
-    assert "Deadline ratio per scheme. (Site: sim.)" in text
-    assert "### dtp-quick on the sim site (results-sim/)" in lines
-    assert "Calibration reports: none in results-sim/." in lines
+    text = results.page(DTP, [tmp_path / "results", tmp_path / "results-sim"], out, REPO_ROOT,
+                        "abc")  # fmt: skip
+    row = next(x for x in text.splitlines() if x.startswith("| [Fig. 3a, §VI-A.1](#fig3-dtpd-ab"))
+    assert "1.6 [" in row and ", n 6 + 6 |" in row and row.endswith("| **reproduced** |")
+    section = text.split('<a id="fig3-dtpd-above-sctp-6"></a>')[1].split("<a id=")[0]
+    primary = next(x for x in section.splitlines() if x.startswith("| **primary** · sim"))
+    other = next(x for x in section.splitlines() if x.startswith("| **sensitivity** · mininet"))
+    assert "`scenarios/dtp-bandwidth.yaml` 6MBps, dtp-d ÷ sctp (bbr)" in primary
+    assert "| 1.6 [" in primary and "| 1 [" in other  # 0.8/0.5 on sim, 0.5/0.5 on Mininet
+    assert "| not reproduced |" in other  # no effect on Mininet
+    assert "What the runs show (primary): dtp-d:" in section  # the workload's mechanism
+    assert "CPU saturated" in text and "aaaaaaaaaaaa" in text  # provenance, invalid runs
+    assert "## Scenario dtp-bandwidth on the sim site" in text
 
 
 def test_a_run_without_a_recorded_site_says_so(tmp_path):
-    _fake_scenario(tmp_path / "results")
+    _runs_csv(tmp_path / "results", "dtp-bandwidth", {("6MBps", "dtp", "bbr"): _six(0.8)})
     for meta in (tmp_path / "results").rglob("metadata.json"):
         meta.write_text(json.dumps({"git": {"commit": "a" * 40}}))
     out = tmp_path / "docs" / "results"
     out.mkdir(parents=True)
     text = results.page(DTP, tmp_path / "results", out, REPO_ROOT, "abc")
-    row = next(line for line in text.splitlines() if line.startswith("| abstract, Fig. 3"))
-    assert "| site not recorded |" in row
-    assert "## Scenario dtp-quick on results/ (site not recorded)" in text
+    assert "## Scenario dtp-bandwidth on the results records (site not recorded)" in text
 
 
-def test_claims_keep_speeds_apart_and_their_scenarios(tmp_path):
-    """A scenario with two speeds (runs.csv's setting_label `<setting>/<speed>`) gives one
-    row per speed, never a pool of both; a claim limited to some scenarios skips others."""
-    from book.papers import Claim
+def _every_kind_paper() -> Paper:
+    """One claim per verdict kind, on dtp-bandwidth's cells (a hand-made paper: the runs of
+    `_every_kind_runs` decide each)."""
+    ratio = {"metric": "deadline_ratio", "kind": "ratio"}
 
-    rows = []
-    for speed, value in (("cubic", 0.1), ("bbr", 0.9)):
-        for scheme in ("dtp", "quic"):
-            for rep in (1, 2):
-                rows.append({"path": f"x/{speed}/{scheme}/{rep}", "setting": "loss10",
-                             "setting_label": f"loss10/{speed}", "scheme": scheme,
-                             "deadline_ratio": value + 0.01 * rep, "site": "sim",
-                             "commit": "c"})  # fmt: skip
-    s = results.ScenarioRuns("dtp-loss-tail", tmp_path, None, pd.DataFrame(rows), pd.DataFrame())
-    c = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "dtp", "", ("loss10",))
-    got = {r[4]: r[0] for r in results.claim_rows(c, [s])}
-    assert got == {"loss10/cubic": "0.115 [0.11, 0.12]", "loss10/bbr": "0.915 [0.91, 0.92]"}
-    only = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "dtp", "", (), scenarios=("dtp-loss",))
-    assert results.claim_rows(only, [s]) == []
+    def at(setting: str, num: str, den: str = "") -> tuple[Condition, ...]:
+        cell = Cell("dtp-bandwidth", setting, num, "bbr")
+        pt = Point(cell, Cell("dtp-bandwidth", setting, den, "bbr") if den else None)
+        return (Condition("primary", "sim", (pt,), "test"),)
+
+    claims = (
+        claim("k-reproduced", "F1", "a 1.6× gain", "1.6×", band=around_ratio(1.6),
+              conditions=at("1MBps", "dtp", "quic"), direction="gain", **ratio),
+        claim("k-inconclusive", "F2", "the same", "1×", band=SAME_AS,
+              conditions=at("2MBps", "dtp", "quic"), **ratio),
+        claim("k-differs", "F3", "a 5× gain", "5×", band=around_ratio(5.0),
+              conditions=at("1MBps", "dtp", "quic"), direction="gain", **ratio),
+        claim("k-not-reproduced", "F4", "a gain", "> 1×", band=GAIN,
+              conditions=at("3MBps", "dtp", "quic"), direction="gain", **ratio),
+        claim("k-outside", "F5", "about 0.2", "0.2", "deadline_ratio", "mean",
+              Band(0.15, 0.25, "test"), at("1MBps", "dtp")),
+        claim("k-not-run", "F6", "never ran", "1", "deadline_ratio", "mean",
+              Band(0.9, 1.0, "test"), at("10MBps", "dtp")),
+    )  # fmt: skip
+    return Paper("dtp", "DTP", "dtp", ("dtp-bandwidth",), claims,
+                 {"deadline_ratio": SessionMetric("higher", 0.0)}, "sites")  # fmt: skip
+
+
+def _every_kind_runs(results_dir: Path) -> None:
+    _runs_csv(results_dir, "dtp-bandwidth", {
+        ("1MBps", "dtp", "bbr"): _six(0.8), ("1MBps", "quic", "bbr"): _six(0.5),  # 1.6×
+        ("2MBps", "dtp", "bbr"): [0.5, 0.9, 0.6, 1.2, 0.7, 0.8],  # wide: [0.6, 1.4] or so
+        ("2MBps", "quic", "bbr"): _six(0.8),
+        ("3MBps", "dtp", "bbr"): _six(0.5), ("3MBps", "quic", "bbr"): _six(0.5),  # 1×
+    }, site="sim")  # fmt: skip
+
+
+def test_hand_made_runs_give_every_verdict_kind_on_the_page_and_the_front_page(tmp_path):
+    _every_kind_runs(tmp_path / "results-sim")
+    paper = _every_kind_paper()
+    out = tmp_path / "docs" / "results"
+    out.mkdir(parents=True)
+    text, judged = results.render(paper, [tmp_path / "results-sim"], out, REPO_ROOT, "abc")
+    got = {j.claim.key: j.primary.verdict.kind for j in judged}
+    assert got == {"k-reproduced": "reproduced", "k-inconclusive": "inconclusive",
+                   "k-differs": "differs", "k-not-reproduced": "not reproduced",
+                   "k-outside": "outside the band", "k-not-run": "not run"}  # fmt: skip
+    for k in VERDICTS:
+        start = f'| <a id="{claims_page.anchor(k)}"></a>'
+        row = next(x for x in text.splitlines() if x.startswith(start))
+        assert f"**{k}** (1) | [F" in row, row
+    assert "| all | 6 claims |" in text
+    index = front.page([(paper, judged)], (), tmp_path / "evidence")
+    assert "| verdict | [DTP](dtp.md) |" in index
+    assert "| reproduced | [1](dtp.md#verdict-reproduced) |" in index
+    assert "| claims | 6 |" in index and "6 claims, 1 reproduced, 1 inconclusive" in index
+
+
+def test_the_claims_table_is_narrow_and_every_claim_has_its_section(tmp_path):
+    """Four columns (claim, paper, priolab with CI and n, verdict); the details a click away
+    in a section whose anchor the claim links to."""
+    _every_kind_runs(tmp_path / "results-sim")
+    out = tmp_path / "docs" / "results"
+    out.mkdir(parents=True)
+    text = results.page(_every_kind_paper(), [tmp_path / "results-sim"], out, REPO_ROOT, "abc")
+    table = text.split("## Claims")[1].split("##")[0]
+    assert "| claim | paper | priolab [95 % CI], n | verdict |" in table
+    assert all(x.count(" | ") == 3 for x in table.splitlines() if x.startswith("| ["))
+    for key in ("k-reproduced", "k-not-run"):
+        assert f"](#{key})" in table and f'<a id="{key}"></a>' in text
+
+
+def test_runs_that_repeat_each_other_say_so(tmp_path):
+    """Sim runs whose seed changed nothing are one result, not six: n says so."""
+    _runs_csv(tmp_path / "results-sim", "dtp-bandwidth", {
+        ("1MBps", "dtp", "bbr"): [0.8] * 6, ("1MBps", "quic", "bbr"): _six(0.5)})  # fmt: skip
+    rows = results.rows_of([results.load_scenario(tmp_path / "results-sim", "dtp-bandwidth", {})])
+    paper = _every_kind_paper()
+    (j,) = claims_page.judge_all(
+        Paper(paper.key, "D", "dtp", ("dtp-bandwidth",), paper.claims[:1],
+              paper.metrics, "s"), rows)  # fmt: skip
+    assert claims_page.n_text(j.primary) == "6 (all alike) + 6"
 
 
 def test_workload_page_follows_the_model():
@@ -276,7 +357,7 @@ def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
 
     docs = tmp_path / "src"
     shutil.copytree(REPO_ROOT / "docs", docs, ignore=shutil.ignore_patterns("results", "workloads"))
-    build(tmp_path / "no-results", docs, REPO_ROOT)
+    build(docs, REPO_ROOT, tmp_path / "empty-evidence")
     cfg = (REPO_ROOT / "mkdocs.yml").read_text()
     cfg = cfg.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
         "site_dir: build/site", f"site_dir: {tmp_path / 'site'}"
@@ -288,22 +369,27 @@ def test_site_builds_and_every_page_renders_in_chromium(tmp_path):
     )
     rep = browser.check(tmp_path / "site", tmp_path / "shots")
     assert rep.problems == []
-    assert rep.pages >= 15 and rep.links > 10
+    assert rep.pages >= 15 and rep.links > 10 and rep.tables > 10
     assert (tmp_path / "shots" / "architecture.png").stat().st_size > 1000
-    # and it can fail: a broken link and a missing image are reported
+    # and it can fail: a broken link, a missing image and a table cut off at 1,280 px
     page = tmp_path / "site" / "architecture.html"
+    wide = "<table><tr>" + "".join(f"<td>cell_{i:03d}_unbreakable_text</td>" for i in range(40))
     page.write_text(
         page.read_text().replace(
-            "</article>", '<a href="nowhere.html">x</a><img src="gone.png"></article>', 1
+            "</article>",
+            f'<a href="nowhere.html">x</a><img src="gone.png">{wide}</tr></table></article>',
+            1,
         )
     )
     rep = browser.check(tmp_path / "site", None)
     assert any("broken link (404)" in p for p in rep.problems)
     assert any("image did not load" in p for p in rep.problems)
+    assert any(p.startswith("architecture.html: a table is cut off") for p in rep.problems)
 
 
 def test_rise_page_reports_the_sim_site_apart(tmp_path):
-    """Sim runs get their own report on RISE's page (never pooled with Mininet runs)."""
+    """Sim runs get their own mechanisms section on RISE's page (never pooled with Mininet
+    runs): the paper's section hook."""
     d = tmp_path / "results-sim" / "rise-freeze-map"
     d.mkdir(parents=True)
     rows = [
@@ -312,23 +398,17 @@ def test_rise_page_reports_the_sim_site_apart(tmp_path):
         for s in ("nopri", "pri")
         for i in range(3)
     ]  # fmt: skip
+    for r in rows:
+        Path(r["path"]).mkdir()
+        (Path(r["path"]) / "metadata.json").write_text(json.dumps({"site": {"kind": "sim"}}))
     pd.DataFrame(rows).to_csv(d / "runs.csv", index=False)
     (d / "exclusions.csv").write_text("path,setting,scheme,speed,rep,reasons\n")
-    build(tmp_path / "results", tmp_path / "docs", REPO_ROOT, tmp_path / "results-sim")
+    pages(tmp_path / "docs", REPO_ROOT, [tmp_path / "results-sim"])
     text = (tmp_path / "docs" / "results" / "rise.md").read_text()
-    assert "The reproduction report on the sim site (results-sim/)" in text
-    assert "on the mininet site" not in text  # no Mininet runs: no Mininet report
+    assert "## Mechanisms on the sim site" in text
+    assert "Mechanisms on the mininet site" not in text  # no Mininet runs: no Mininet report
     line = next(x for x in text.splitlines() if x.startswith("| 5G | 3+3 |"))
     assert "∞" in line and line.endswith("| yes |")
-
-
-def test_every_claim_is_well_formed():
-    """Each claim's judge is callable and the scenarios it names are its paper's (a claim
-    built with positional fields once put scenario names where the judge goes)."""
-    for p in PAPERS:
-        for c in p.claims:
-            assert c.judge is None or callable(c.judge), (p.key, c.figure)
-            assert set(c.scenarios) <= set(p.scenarios), (p.key, c.figure, c.scenarios)
 
 
 def test_run_cost_from_metadata_per_site():
@@ -345,24 +425,31 @@ def test_run_cost_from_metadata_per_site():
     )
 
 
-def test_claim_rows_say_when_runs_repeat_each_other(tmp_path):
-    """Sim runs whose seeds changed nothing are one result, not three: n says so, for a mean
-    and for the side of a ratio whose runs are all alike; runs that share one metric's value
-    but measured something else apart are not alike."""
-    from book.papers import Claim
+def test_the_primary_cells_list_says_which_need_runs(tmp_path):
+    """`python -m book.cells`: every primary cell once, with the claims that read it and the
+    judge's decision on its runs; with six runs a side a cell still needs more (the floor is
+    10)."""
+    from book import cells
 
-    rows = []
-    runs = (("dtp", [0.5] * 3, [7.0] * 3), ("quic", [0.2, 0.25, 0.3], [7.0] * 3),
-            ("sctp", [1.0] * 3, [5.0, 6.0, 7.0]))  # fmt: skip
-    for scheme, values, wall_s in runs:
-        for rep, (value, w) in enumerate(zip(values, wall_s, strict=True), 1):
-            rows.append({"path": f"x/{scheme}/{rep}", "setting": "s", "setting_label": "s",
-                         "scheme": scheme, "rep": rep, "deadline_ratio": value,
-                         "wall_s": w, "site": "sim", "commit": "c"})  # fmt: skip
-    s = results.ScenarioRuns("dtp-quick", tmp_path, None, pd.DataFrame(rows), pd.DataFrame())
-    mean = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "dtp", "", ("s",))
-    ratio = Claim("f", "t", "2", 2.0, 2.0, "deadline_ratio", "dtp", "quic", ("s",))
-    ceiling = Claim("f", "t", "1", 1.0, 1.0, "deadline_ratio", "sctp", "", ("s",))
-    assert results.claim_rows(mean, [s])[0][1] == "3 (all alike)"
-    assert results.claim_rows(ratio, [s])[0][1] == "3+3 (numerator's all alike)"
-    assert results.claim_rows(ceiling, [s])[0][1] == "3"
+    _runs_csv(tmp_path / "results-sim", "dtp-bandwidth", {
+        ("6MBps", "dtp-d", "bbr"): _six(0.8), ("6MBps", "sctp", "bbr"): _six(0.5)})  # fmt: skip
+    out = cells.lines([tmp_path / "results", tmp_path / "results-sim"], REPO_ROOT, "dtp")
+    rows = out[2:]
+    keys = [tuple(r.split(" | ")[1:6]) for r in rows]
+    assert len(keys) == len(set(keys)) == len({c for cl in DTP.claims for c in cl.primary.cells()})
+    sctp = next(r for r in rows if "| 6MBps | sctp | bbr | sim |" in r)
+    assert "fig3-dtpd-above-sctp-6" in sctp and "| 6 | no: " in sctp and "fewer than the 10" in sctp
+
+
+def test_a_cell_that_needs_more_runs_is_asked_for_twice_as_many(tmp_path):
+    """Ten runs a side whose interval is still wider than half the band: the page asks for
+    20 (and never more than 40)."""
+    wide = [0.5, 0.9, 0.6, 1.2, 0.7, 0.8, 0.55, 1.1, 0.65, 0.95]
+    _runs_csv(tmp_path / "results-sim", "dtp-bandwidth", {
+        ("2MBps", "dtp", "bbr"): wide, ("2MBps", "quic", "bbr"): wide[::-1]})  # fmt: skip
+    out = tmp_path / "docs" / "results"
+    out.mkdir(parents=True)
+    text = results.page(_every_kind_paper(), [tmp_path / "results-sim"], out, REPO_ROOT, "abc")
+    section = text.split('<a id="k-inconclusive"></a>')[1].split("<a id=")[0]
+    assert "- Runs: more wanted (half-width" in section
+    assert "reps=20 -- results-sim/dtp-bandwidth/2MBps/{dtp,quic}/bbr/r{1..20}/" in section

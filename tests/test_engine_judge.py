@@ -206,3 +206,31 @@ def test_the_probe_workload_records_receive_drops_without_invalidating() -> None
     v = judge(plan, r, LINK_OK)
     assert v["valid"], v["invalid_reasons"]
     assert v["udp_drops"]["guest"]["RcvbufErrors"] == 1000
+
+
+def test_a_session_the_protocol_lost_is_a_valid_run_that_failed() -> None:
+    """Both endpoints exit with their `lost_exit_codes` (peer lost) 6 s into a 10 s run: the
+    protocol ended the session, so the run stays valid, the full-duration rule does not apply,
+    and `session` records the failure. The same exit code where it is not declared lost, or a
+    lost session in a run the harness spoiled, stays invalid."""
+    plan = copy.deepcopy(PLAN)
+    for node in ("guest", "host"):
+        for p in plan["nodes"][node]["spec"]["processes"]:
+            p["lost_exit_codes"] = [3]
+    rep = reports()
+    for node, name in (("guest", "client"), ("host", "server")):
+        p = next(p for p in rep[node]["processes"] if p["name"] == name)
+        p.update(exit_code=3, end_time=T0 + 6)
+    v = judge(plan, rep, LINK_OK)
+    assert v["valid"], v["invalid_reasons"]
+    assert v["session"] == {"failed": True, "lost": ["client", "server"]}
+    assert judge(PLAN, reports(), LINK_OK)["session"] == {"failed": False, "lost": []}
+    # not declared: a harness fault as before
+    assert set(codes(judge(PLAN, rep, LINK_OK))) == {"exit_code", "short_run"}
+    # a lost session in a run the harness spoiled stays invalid, for the harness's reason
+    busy = judge(plan, copy.deepcopy(rep) | {"emu": reports(0.99)["emu"]}, LINK_OK)
+    assert codes(busy) == ["cpu_saturated"] and busy["session"]["failed"]
+    # killed by the harness with that code: not the protocol's doing
+    killed = copy.deepcopy(rep)
+    killed["guest"]["processes"][0]["stopped_by_harness"] = "SIGKILL"
+    assert "not_self_exit" in codes(judge(plan, killed, LINK_OK))

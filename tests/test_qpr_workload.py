@@ -124,6 +124,30 @@ def test_a_broken_log_marks_the_run_invalid(scenario: Path) -> None:
     assert "missing" in run_metrics(d)["invalid_reasons"][-1]
 
 
+def test_a_lost_session_is_analysed_valid_and_says_it_failed(scenario: Path) -> None:
+    """The player lost its connection mid-run (its summary says `peer_lost` and lacks the
+    playout figures; the judge kept the run valid and recorded the session as failed): the
+    metrics hold what arrived, NaN for what the summary lacks, and `session_failed` 1. A
+    player that never wrote its logs is an empty session, not an analysis error."""
+    d = scenario / "driving-loss5" / "q0" / "default" / "r1"
+    (d / "guest" / "summary.json").write_text(
+        json.dumps({"role": "player", "exit_reason": "peer_lost"}))  # fmt: skip
+    meta = json.loads((d / "metadata.json").read_text())
+    meta["session"] = {"failed": True, "lost": ["qpr-player"]}
+    (d / "metadata.json").write_text(json.dumps(meta))
+    out = run_metrics(d)
+    assert out["valid"] is True
+    m = out["metrics"]
+    assert m["session_failed"] == 1.0 and m["freezes"] is None and m["played_pct"] is None
+    assert m["throughput_mean_mbps"] == pytest.approx(4.0)  # the segments that arrived
+    for log in ("segments.csv", "objects.csv"):
+        (d / "guest" / log).unlink()
+    out = run_metrics(d)
+    assert out["valid"] is True and out["metrics"]["throughput_mean_mbps"] is None
+    alive = run_metrics(scenario / "driving-loss5" / "q0" / "default" / "r2")["metrics"]
+    assert alive["session_failed"] == 0.0
+
+
 def test_plan_and_parameters(tmp_path: Path) -> None:
     w = Qpr()
     p = QprParams(q_pct=75, scale=0.1, initial_window=InitialWindow(lowest_rate_mbps=6.3,
@@ -177,7 +201,7 @@ def test_plan_and_parameters(tmp_path: Path) -> None:
 # per scenario: the transports, the unreliable paths of its runs that send datagrams, the Q levels
 SCENARIOS = {
     # the paper's QUIC matrix, every unreliable object as the paper's text says (a fixed window)
-    "qpr-5g.yaml": ({"quic"}, {"fixed_window_connection"}, {0, 50, 75, 100}),
+    "qpr-5g.yaml": ({"quic"}, {"fixed_window_connection"}, {0, 25, 50, 75, 100}),
     # the other readings, named variants
     "qpr-readings.yaml": ({"quic"}, {"shared", "loss_blind_connection"}, {0, 50, 100}),
     # QPR(F): FEC on the paper-text and the loss-blind path

@@ -202,7 +202,7 @@ def test_report_shows_the_regime_maps_cells(tmp_path: Path) -> None:
     assert "| 0.05 | 6 | 6 |" in section and "| 0 | 1 | 1 |" in section
 
 
-def test_report_gives_each_path_its_regime_and_names_what_did_not_run(tmp_path: Path) -> None:
+def test_report_gives_each_setting_its_regime_read_from_its_runs(tmp_path: Path) -> None:
     root = tmp_path / "quick"
     wl = {"uplink": {"loss": {"model": "iid", "loss_pct": 0.05}}}
     diag_wl = {
@@ -238,15 +238,16 @@ def test_report_gives_each_path_its_regime_and_names_what_did_not_run(tmp_path: 
         ]
     d = scenario(tmp_path, "quick", rows, excluded=1)
     text = reproduction.report([d], None, None)
-    claim = text.split("### Fig. 5: FB/4K/Low: median MTP 9.4× lower")[1].split("###")[0]
-    ideal = next(line for line in claim.splitlines() if "quick/FB-4K-Low |" in line)
-    wl_line = next(line for line in claim.splitlines() if "quick/FB-4K-Low-L0.05 |" in line)
-    assert "| 1 [1, 1] |" in ideal and "not window-limited" in ideal
-    assert "priolab lower" in ideal
-    assert "7.5" in wl_line and "| window-limited (transport-limited 98 %" in wl_line
-    five_g = text.split("### Fig. 5: 5G/FHD/Low: median MTP 2×")[1].split("###")[0]
-    assert "No run of this setting" in five_g
+    ideal = next(line for line in text.splitlines() if line.startswith("- **quick/FB-4K-Low**"))
+    wl_line = next(line for line in text.splitlines()
+                   if line.startswith("- **quick/FB-4K-Low-L0.05**"))  # fmt: skip
+    assert "Not window-limited" in ideal and "median MTP 25 vs 25 ms" in ideal
+    assert "Window-limited: B holds a standing queue" in wl_line
+    assert "(median MTP 302 ms)" in wl_line and "(40 ms)" in wl_line
+    table = next(line for line in text.splitlines() if line.startswith("| quick/FB-4K-Low-L0.05 |"))
+    assert "| window-limited (transport-limited 98 %" in table
     assert "X/pri/moderate/r9: CPU saturated" in text  # excluded runs are listed
+    assert "### Fig. 5" not in text  # the claims are the results page's (analysis/verdicts.py)
     assert "quick/FB-4K-Low-L0.05 | 0.3 → 0.3" in text  # the freeze table, both schemes
     assert "1 setting(s) with no freeze in either scheme" in text
     assert "1 where w/ Pri froze at least as often" in text
@@ -369,11 +370,23 @@ def test_regime_table_counts_an_old_exclusions_csv_by_whole_reasons(tmp_path: Pa
     assert row.split("|")[8].strip() == "1: ran 2.0 s of 30 s (1)"
 
 
-def test_verdict_without_a_ci_does_not_claim_the_paper_inside_it() -> None:
-    """One run: bootstrap_ci gives NaN bounds; the verdict must not read that as 'inside'."""
-    c = reproduction.Claim(figure="F", text="t", paper=(1.0, 2.0), metric="m", where=("x",),
-                           scheme="")  # fmt: skip
-    nan = float("nan")
-    assert reproduction.verdict(c, (5.0, nan, nan)) == "no CI (one run): compare the value"
-    assert reproduction.verdict(c, (1.5, 1.2, 1.8)) == "paper's value inside the CI"
-    assert reproduction.ci((5.0, nan, nan)).endswith("(n=1, no CI)")
+def test_the_page_hook_reports_each_results_folder_apart(tmp_path: Path) -> None:
+    """The RISE page's own sections (`page_sections`, a section hook): one mechanisms report
+    per results folder, headed by its site, from the page's rows (never pooled)."""
+    from analysis.claims import PageContext
+
+    rows = []
+    for tree, site, mtp in (("results", "mininet", 25.0), ("results-sim", "sim", 31.0)):
+        for scheme in ("nopri", "pri"):
+            rows.append({"scenario": "quick", "setting": "FB-4K-Low", "scheme": scheme,
+                         "speed": "moderate", "rep": 1, "site": site, "valid": True,
+                         "tree": tree, "path": str(tmp_path / tree / scheme),
+                         "mtp_median_ms": mtp, "transport_limited_pct_guest": 1.0,
+                         "stall_pct": 0.0, "displayed_fps": 30.0})  # fmt: skip
+    ctx = PageContext(pd.DataFrame(rows), (tmp_path / "results", tmp_path / "results-sim"))
+    text = "\n".join(reproduction.page_sections(ctx))
+    assert "## Mechanisms on the mininet site" in text
+    assert "## Mechanisms on the sim site" in text
+    mininet, sim = text.split("## Mechanisms on the sim site")
+    assert "25 vs 25 ms" in mininet and "31 vs 31 ms" in sim and "31 vs" not in mininet
+    assert reproduction.page_sections(PageContext(pd.DataFrame(rows).iloc[:0], ())) == []

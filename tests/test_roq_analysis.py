@@ -9,6 +9,7 @@ import pytest
 
 from priolab.workloads.roq.analysis import align, metrics, score_frames
 from priolab.workloads.roq.quality import C1, C2, PSNR_CAP_DB, WINDOW, psnr_db, ssim
+from tests.conftest import REPO
 
 
 def _frames(n: int, h: int = 32, w: int = 48, seed: int = 3) -> np.ndarray:
@@ -109,3 +110,45 @@ def test_nothing_decoded_yet_is_black_and_a_stopped_stream_scores_low() -> None:
     assert m["ssim_decoded_mean"] == pytest.approx(1.0)
     assert m["ssim_mean"] < 0.5  # the frozen frames count: the stopped stream cannot look good
     assert m["target_mean_kbps"] == pytest.approx(500)
+
+
+def test_the_capacity_dip_is_read_from_the_runs_link() -> None:
+    """roq-rfc8867's downlink trace drops from 1 to 0.5 Mbit/s at 60 s and rises at 90 s; a
+    constant-rate link has no dip."""
+    from priolab import scenario
+    from priolab.workloads.roq.analysis import capacity_dip
+
+    path = REPO / "scenarios" / "roq-rfc8867.yaml"
+    spec = scenario.expand(scenario.load(path), path)[0]
+    assert capacity_dip({"run": spec.to_json()}) == (60.0, 90.0)
+    flat = spec.to_json()
+    flat["link"]["downlink"] = {"rate_mbps": 1.0, "delay_ms": 50}
+    assert capacity_dip({"run": flat}) is None
+    assert capacity_dip({}) is None
+
+
+def test_the_targets_shape_over_time() -> None:
+    """A target that climbs 100 kbit/s a second to 1000 (90 % of it, 900, at 8 s), holds it,
+    drops to 100 in the dip (60-90 s) and is back at 900 20 s after it; the trivial levels'
+    share and the changes per second."""
+    from priolab.workloads.roq.analysis import shape_metrics
+
+    t = np.arange(0.0, 120.0, 1.0)
+    target = np.where(t < 10, 100e3 * (t + 1), 1000e3)
+    target = np.where((t >= 60) & (t < 90), 100e3, target)
+    target = np.where((t >= 90) & (t < 110), 500e3, target)
+    target = np.where(t >= 110, 900e3, target)
+    rate = pd.DataFrame({"time_s": t, "target_bps": target, "send_rate_bps": target * 0.9})
+    m = shape_metrics(rate, (60.0, 90.0))
+    assert m["ramp_up_s"] == 8.0
+    assert m["recovery_s"] == 20.0 and m["target_min_dip_kbps"] == 100.0
+    assert m["send_rate_pre_dip_kbps"] == pytest.approx(900.0)  # 30-60 s, 90 % of 1000
+    assert m["target_changes_per_s"] == pytest.approx(12 / 119)  # 9 steps up, 3 jumps
+    assert m["target_top_bottom_pct"] == 0.0
+    never = rate.assign(target_bps=np.where(t >= 90, 100e3, target))
+    assert shape_metrics(never, (60.0, 90.0))["recovery_s"] == 29.0  # to the last sample
+    trivial = pd.DataFrame({"time_s": [0.0, 1.0, 2.0, 3.0],
+                            "target_bps": [256e3, 1280e3, 768e3, 1280e3],
+                            "send_rate_bps": [0.0] * 4})  # fmt: skip
+    tm = shape_metrics(trivial, None)
+    assert tm["target_top_bottom_pct"] == 75.0 and tm["ramp_up_s"] != tm["ramp_up_s"]  # NaN

@@ -109,29 +109,26 @@ def test_ssim_table_gives_one_run_no_interval(scenario: Path) -> None:
     assert "(n=1, no CI)" in md and md.count("(n=1, no CI)") == 1
 
 
-def test_capacity_line_reads_a_trace_named_relative_to_scenarios(tmp_path: Path) -> None:
-    from priolab.workloads.roq.figures import _capacity
+def test_capacity_line_reads_a_trace_named_relative_to_scenarios() -> None:
+    from priolab.workloads.roq.figure_data import capacity
 
     trace = {"file": "../traces/synthetic/steps-rfc8867-style-90s.txt", "format": "schedule"}
-    meta = {"run": {"link": {"downlink": {"trace": trace}}}}
-    (tmp_path / "metadata.json").write_text(json.dumps(meta))
-    cap = _capacity(tmp_path)
+    cap = capacity({"run": {"link": {"downlink": {"trace": trace}}}})
     assert cap is not None
-    assert list(cap["time_s"]) == [0.0, 30.0, 60.0, 90.0]
-    assert list(cap["rate_mbps"]) == [1.0, 0.5, 1.0, 1.0]
+    assert cap["time_s"] == [0.0, 30.0, 60.0, 90.0]
+    assert cap["rate_mbps"] == [1.0, 0.5, 1.0, 1.0]
 
 
 def test_capacity_line_reads_a_trace_relative_to_the_runs_scenario_folder(tmp_path: Path) -> None:
-    from priolab.workloads.roq.figures import _capacity
+    from priolab.workloads.roq.figure_data import capacity
 
     (tmp_path / "sc").mkdir()
     (tmp_path / "sc" / "dip.txt").write_text("0 1.0\n10 0.25\n")
     trace = {"file": "dip.txt", "format": "schedule"}
-    meta = {"run": {"link": {"downlink": {"trace": trace}}, "base_dir": str(tmp_path / "sc")}}
-    (tmp_path / "metadata.json").write_text(json.dumps(meta))
-    cap = _capacity(tmp_path)
+    cap = capacity({"run": {"link": {"downlink": {"trace": trace}},
+                            "base_dir": str(tmp_path / "sc")}})  # fmt: skip
     assert cap is not None
-    assert list(cap["rate_mbps"])[:2] == [1.0, 0.25]
+    assert cap["rate_mbps"][:2] == [1.0, 0.25]
 
 
 def test_a_run_that_decoded_nothing_scores_every_frame_black(tmp_path: Path) -> None:

@@ -106,7 +106,7 @@ def test_reps_makes_a_repetition_beyond_the_files_a_matrix_point(
 
 
 MODES = [
-    ("exit-code", "rise-guest exited with code 3"),
+    ("exit-code", "rise-guest exited with code 1"),
     ("no-report", "priolab-sim wrote no readable sim-report.json"),
     ("no-stats", "linkem-stats.jsonl: no stats file"),
     ("no-logs", "rise-guest: its stderr file rise-guest.stderr is missing"),
@@ -137,6 +137,17 @@ def test_failures_and_missing_outputs_make_a_sim_run_invalid(
     text = "\n".join(meta["invalid_reasons"])
     assert reason in text, text
     assert meta["site"]["kind"] == "sim"
+
+
+def test_a_session_the_protocol_lost_keeps_the_sim_run_valid_as_a_failed_session(
+    fake_sim: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An endpoint's 'peer lost' exit (3, a lost_exit_codes of its process) is the scheme's
+    result, not the harness's fault: the run stays valid and records its failed session."""
+    monkeypatch.setenv("FAKE_SIM_MODE", "peer-lost")
+    meta = run_quick(tmp_path / "results", REPO / "scenarios" / "quick.yaml")
+    assert meta["valid"], meta["invalid_reasons"]
+    assert meta["session"] == {"failed": True, "lost": ["rise-guest"]}
 
 
 def test_a_modelled_receive_buffer_that_drops_makes_the_run_invalid(

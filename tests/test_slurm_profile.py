@@ -36,7 +36,7 @@ from ground import rundir
 from priolab import provenance
 from priolab.paths import REPO_ROOT, sim_binary
 from priolab.scenario import expand, load
-from tests.conftest import REPO
+from tests.conftest import REPO, mark_built
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 PROFILE = REPO / "profiles" / "slurm"
@@ -179,7 +179,7 @@ def _snakemake(
 ) -> subprocess.CompletedProcess[str]:
     rundir_ = Path(results)
     rundir_.mkdir(parents=True, exist_ok=True)
-    (rundir_ / ".build.done").touch()  # the Rust build is not this test's business
+    mark_built(rundir_)  # the Rust build is not this test's business
     argv = [
         *SNAKEMAKE, "--config", "site=sim", f"scenario={scenario}", f"results={results}",
         "--rerun-triggers", "mtime", *extra, "--", *targets,
@@ -299,7 +299,7 @@ def test_a_sim_sweep_on_slurm_equals_the_local_one_with_a_cancelled_job_retried(
             "STANDIN_MARK": str(mark), "STANDIN_SLOW_S": "200",
         }  # fmt: skip
         slurm.mkdir()
-        (slurm / ".build.done").touch()
+        mark_built(slurm)
         argv = [
             *SNAKEMAKE, "--profile", str(PROFILE), "--config", "site=sim",
             f"scenario={scenario}", f"results={slurm}", "--rerun-triggers", "mtime",

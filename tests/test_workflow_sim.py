@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import REPO, dataset
+from tests.conftest import REPO, dataset, mark_built
 
 SNAKEMAKE = Path(sys.executable).parent / "snakemake"
 pytestmark = pytest.mark.skipif(not SNAKEMAKE.is_file(), reason="snakemake is not installed")
@@ -102,6 +102,17 @@ def test_a_scenario_the_sim_cannot_run_is_refused_naming_the_key(tmp_path: Path)
     assert "Traceback" not in r.stderr
 
 
+def test_sim_partial_leaves_out_only_the_points_the_sim_cannot_run(tmp_path: Path) -> None:
+    """make book-refresh runs a scenario's sim points and names the others (qpr-quick's h2)."""
+    r = _plan("site=sim", "scenario=scenarios/qpr-quick.yaml", f"results={tmp_path}",
+              "sim_partial=true")  # fmt: skip
+    assert r.returncode == 0, r.stderr[-2000:]
+    runs = _run_jobs(r.stdout)
+    assert runs and not any("/h2/" in b for b in runs)
+    assert any("/q50/" in b for b in runs)
+    assert "of its points left out on the sim site" in r.stderr and "'h2'" in r.stderr
+
+
 def _most_runs_at_once(log: str) -> int:
     """The most `run` jobs started and not yet finished at one point of a Snakemake log."""
     running: set[str] = set()
@@ -153,7 +164,7 @@ def test_a_tiny_scenario_runs_on_the_sim_site_to_its_summary_two_at_once(
     scenario.write_text(yaml.safe_dump(data))
     results = tmp_path / "results-sim"
     results.mkdir()
-    (results / ".build.done").touch()  # built already (make build): the test is the workflow
+    mark_built(results)  # built already (make build): the test is the workflow
     # the machine lock (a file of this test's) held by another process all along: a sim job
     # that took it would wait until the timeout
     lock = tmp_path / "machine.lock"

@@ -9,6 +9,14 @@ node, the emulator saw no oversized frames and reported no error, (testbeds) the
 agreed, and (every workload but the calibration probe) no node's kernel dropped UDP datagrams
 from a full socket receive buffer.
 
+A connection the protocol lost under the scenario's conditions is the scheme's result, not a
+harness fault: a process that exits with one of its `lost_exit_codes` (an endpoint's "peer
+lost", workloads/base.py PEER_LOST_EXIT) exited as the protocol ended it. The run stays valid
+(unless another rule says otherwise), the full-duration rule does not apply to it (its session
+ended early by the protocol's doing), and metadata.json's `session` records it: `failed`
+true, `lost` the processes that said so. The claims count such a run with its worst values
+(analysis/verdicts.py), never by leaving it out.
+
 A sim run (engine/sites/sim.py) is judged by the same rules on virtual time, but for one: the
 CPU-saturation rule does not apply (`cpu_rule_applies`), since a slow CPU stretches its wall
 time, not its virtual time; metadata.json's `cpu` says so (`applies: false`, `why`).
@@ -80,8 +88,17 @@ def planned_processes(plan: RunPlan) -> dict[str, ProcessPlan]:
     return plan.processes()
 
 
+def lost_session(p: ProcessReport, planned: ProcessPlan | None) -> bool:
+    """Whether the process exited by itself with a code that says the protocol lost its
+    session (ProcessPlan.lost_exit_codes)."""
+    return (planned is not None and not p.stopped_by_harness
+            and p.exit_code is not None and p.exit_code in planned.lost_exit_codes)  # fmt: skip
+
+
 def _process_reasons(p: ProcessReport, planned: ProcessPlan | None) -> list[Reason]:
     if planned is not None and not planned.runs_to_end:
+        return []
+    if lost_session(p, planned):
         return []
     if p.stopped_by_harness:
         why = f"{p.name} did not exit by itself ({p.stopped_by_harness})"
@@ -134,6 +151,7 @@ def judge(
     procs.sort(key=lambda p: p.planned_start_time or 0.0)
     for p in procs:
         reasons += _process_reasons(p, planned.get(p.name))
+    lost = [p.name for p in procs if lost_session(p, planned.get(p.name))]
     for p in procs + link_procs:
         late = (p.start_time or 0.0) - (p.planned_start_time or 0.0)
         if p.start_time is not None and late > LATE_START_LIMIT_S:
@@ -147,7 +165,7 @@ def judge(
     t_stop = max(ends) if ends else t_start
     enders = [p for p in procs if (pp := planned.get(p.name)) is None or pp.runs_to_end]
     ran_s = (min((p.end_time or t_stop) for p in enders) if enders else t_stop) - t_start
-    if ran_s + DURATION_SLACK_S < plan.duration_s:
+    if ran_s + DURATION_SLACK_S < plan.duration_s and not lost:
         reasons.append(Reason(Code.SHORT_RUN, f"ran {ran_s:.1f} s of {plan.duration_s:g} s"))
     linkem = next((p for p in link_procs if p.name == "linkem"), None)
     if linkem is not None and starts and (linkem.ready_time is None or linkem.ready_time > t_start):
@@ -192,6 +210,7 @@ def judge(
         "start_time": t_start,
         "stop_time": t_stop,
         "ran_s": round(ran_s, 3),
+        "session": {"failed": bool(lost), "lost": lost},
         "processes": [p.model_dump(mode="json", exclude=strip) for p in procs],
         "link_processes": [p.model_dump(mode="json", exclude=strip) for p in link_procs],
         **verdict_fields(reasons),

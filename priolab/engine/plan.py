@@ -110,6 +110,9 @@ class ProcessPlan(_Model):
     wait_for_file: str | None = None
     ready_file: str | None = None
     link: bool = False  # part of the link emulation, not the workload
+    # exit codes that mean the protocol lost the session: the run stays valid, its session
+    # failed (workloads/base.py PEER_LOST_EXIT; engine/judge.py)
+    lost_exit_codes: list[int] = Field(default_factory=list)
 
 
 class NodeSpec(_Model):
@@ -417,7 +420,8 @@ def plan(spec: RunSpec, site: Site, results: Path) -> RunPlan:
         procs[ps.node].append(
             ProcessPlan(name=ps.name, argv=argv, start_at_s=round(offset, 3),
                         runs_to_end=ps.runs_to_end, ok_exit_codes=list(ps.ok_exit_codes),
-                        stdout=stdout, stderr=stderr, env=dict(ps.env), wait_for_file=wait)
+                        stdout=stdout, stderr=stderr, env=dict(ps.env), wait_for_file=wait,
+                        lost_exit_codes=list(ps.lost_exit_codes))
         )  # fmt: skip
     deadline_s = offset + spec.duration_s + GRACE_S
     workload_nodes = {n for p in site.pairs for n in (p.guest, p.host)}

@@ -14,6 +14,11 @@ from priolab.paths import REPO_ROOT
 
 CERT_FILE = "cert.der"
 """The listener's certificate, in its log folder; the connector trusts it."""
+PEER_LOST_EXIT = 3
+"""The exit code of an endpoint whose connection the protocol lost mid-run (an idle timeout
+or a connection error: quicsetup's contract, endpoints/README.md). Under the scenario's
+conditions that is the scheme's result, not the harness's fault: the judge keeps the run
+valid and records its session as failed (priolab/engine/judge.py)."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class ProcessSpec:
     `start_delay_s`: wait this long after the previous process started (e.g. a server binding).
     `runs_to_end`: True if the process exits by itself at the end of the run (exit code
     0 expected); False for servers the harness stops with SIGTERM.
+    `lost_exit_codes`: exit codes that mean the protocol lost the session (PEER_LOST_EXIT):
+    the run stays valid and its session failed.
     """
 
     name: str
@@ -58,6 +65,7 @@ class ProcessSpec:
     runs_to_end: bool = True
     ok_exit_codes: tuple[int, ...] = (0,)
     env: dict[str, str] = field(default_factory=dict)
+    lost_exit_codes: tuple[int, ...] = ()
 
 
 class Workload(Protocol):
@@ -172,10 +180,13 @@ class QuicPair:
             if ctx.qlog:
                 listen += ["--qlog-dir", str(rundir.qlog_dir(host_dir))]
                 connect += ["--qlog-dir", str(rundir.qlog_dir(guest_dir))]
-            specs.append(ProcessSpec(f"{self.program}-{self.listener}{tag}", pair.host, listen))
+            lost = (PEER_LOST_EXIT,)
+            specs.append(ProcessSpec(f"{self.program}-{self.listener}{tag}", pair.host, listen,
+                                     lost_exit_codes=lost))  # fmt: skip
             specs.append(
                 ProcessSpec(f"{self.program}-{self.connector}{tag}", pair.guest, connect,
-                            wait_for_file=cert, waits_itself=self.connector_waits_itself)
+                            wait_for_file=cert, waits_itself=self.connector_waits_itself,
+                            lost_exit_codes=lost)
             )  # fmt: skip
         return specs
 

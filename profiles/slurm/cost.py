@@ -18,12 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ground import rundir
-
-JOB_OVERHEAD_CPU_S = 4.2
-"""CPU seconds a Slurm job spends around its run, measured in parts on a 2-core machine
-(docs/investigations/2026-11-26-slurm-cost.md): one job run by a local Snakemake (its
-start-up, the workflow parsed, `priolab run-one` around a run of no cost) 2.4 s, plus the job
-step's own Snakemake start-up (a dry run of the workflow) 1.8 s."""
+from priolab.evidence.refresh import JOB_OVERHEAD_CPU_S
 
 
 @dataclass(frozen=True)

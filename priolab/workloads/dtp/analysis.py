@@ -193,10 +193,16 @@ class DtpAnalysis:
             "",
         ]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        from priolab.workloads.dtp.figures import make_figures
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        """`windows`: the deadline ratio of each 1 s window of releases (Fig. 4)."""
+        from analysis.figure_data import sigs
 
-        return make_figures(runs, scenario_dir)
+        p = tables_dir / BLOCKS_TABLE
+        w = window_ratios(pd.read_parquet(p) if p.is_file() else blocks_table(run_dir))
+        return {"windows": {"window_start_s": sigs(w["window_start_s"]),
+                            "ratio": sigs(w["ratio"])}}  # fmt: skip
 
 
 ANALYSIS = DtpAnalysis()

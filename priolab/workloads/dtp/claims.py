@@ -1,6 +1,6 @@
-"""The mechanism behind a verdict on [DTP]'s claims (book/papers.py DTP, judged
-by analysis/judged.py `standard`): where each scheme's blocks went, read off the runs
-(runs.csv rows, valid runs) — on time, dropped by the sender, sent but late or never
+"""The mechanism behind a verdict on [DTP]'s claims (paper.py's `why`, analysis/why.py
+`Why`; the verdict is analysis/verdicts.py's): where each scheme's blocks went, read off the
+runs of the claim's point — on time, dropped by the sender, sent but late or never
 complete, still queued at the end — with the median completion time against the deadline,
 the packets the link lost and the parity sent. Nothing here is typed for a result."""
 
@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of, per_scheme, scheme_of
+from analysis.why import mean_of, per_scheme, scheme_of
 
 
 def fates(runs: pd.DataFrame) -> str:
@@ -41,7 +41,7 @@ def fates(runs: pd.DataFrame) -> str:
 
 
 def where_blocks_went(num: pd.DataFrame, den: pd.DataFrame) -> str:
-    """judged.Why for DTP: each scheme's blocks by fate and what the link lost."""
+    """analysis.why.Why for DTP: each scheme's blocks by fate and what the link lost."""
     both = per_scheme(num, den, fates)
     lost = mean_of(pd.concat([num, den]), "lost_packets_pct")
     if not math.isfinite(lost):

@@ -25,9 +25,9 @@ import numpy as np
 import pandas as pd
 
 from analysis.compare import for_scenario
+from analysis.figure_data import array, read
 from analysis.figures import save
 from analysis.stats import bootstrap_ci, bootstrap_ci_rows
-from priolab.workloads.dtp.analysis import BLOCKS_TABLE, blocks_table, window_ratios
 
 METRICS = {
     "deadline_ratio": "deadline-meeting ratio, all blocks",
@@ -44,9 +44,10 @@ def setting_key(setting: str) -> tuple[float, str]:
         return (math.inf, setting)
 
 
-def _blocks(path: Path) -> pd.DataFrame:
-    p = path / "tables" / BLOCKS_TABLE
-    return pd.read_parquet(p) if p.is_file() else blocks_table(path)
+def _windows_of(path: Path) -> pd.DataFrame:
+    """A run's 1 s window ratios from its figure data (analysis.py's `figure_data`)."""
+    w = read(path).get("windows") or {"window_start_s": [], "ratio": []}
+    return pd.DataFrame({"window_start_s": array(w["window_start_s"]), "ratio": array(w["ratio"])})
 
 
 def _order(runs: pd.DataFrame, reference: str | None) -> tuple[list[str], list[str]]:
@@ -139,7 +140,7 @@ def _windows(runs: pd.DataFrame, settings: list[str], schemes: list[str], out: P
     for ax, st in cells:
         for sc in schemes:
             paths = runs[(runs["setting_label"] == st) & (runs["scheme"] == sc)]["path"]
-            ws = [window_ratios(_blocks(Path(p))) for p in paths]
+            ws = [w for w in (_windows_of(Path(p)) for p in paths) if len(w)]
             if not ws:
                 continue
             n = min(len(w) for w in ws)

@@ -1,8 +1,9 @@
 """Scenario figures and the OTDR table of the `moq` workload ([MoQ Figs. 6-10]).
 
-Each run's frames (tables/moq_frames.parquet) are aligned across repetitions by frame id
-(the schedule is the same in every run), so a line is the mean over runs and its band the
-95 % bootstrap CI over runs (analysis/stats.py), per frame or per budget.
+Each run's figure data (figure_data.py: its frames' latency per capture-time bin, the
+quantile vector of their display delay) is aligned across repetitions by bin (the schedule
+is the same in every run), so a line is the mean over runs and its band the 95 % bootstrap
+CI over runs (analysis/stats.py), per bin or per budget.
 
 - `moq_latency_<T>` (Figs. 6-8): latency (arrival − capture) of the T frames against their
   capture time; one panel per setting, one line per scheme. Frames that never arrived have
@@ -24,32 +25,25 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from analysis.figure_data import FigureData, array, read
 from analysis.figures import save
 from analysis.stats import bootstrap_ci, bootstrap_ci_rows, ci_text
 from priolab.workloads.logs import numeric_key
-from priolab.workloads.moq.analysis import (
-    BUDGETS_MS,
-    FRAMES_TABLE,
-    TYPES,
-    frames_table,
-    otdr_curves,
-)
+from priolab.workloads.moq.analysis import BUDGETS_MS, CURVE_BUDGETS_MS, TYPES
+from priolab.workloads.moq.figure_data import otdr_curve
 
 STYLE = {"fefs": "--", "ft": "-", "group": ":"}
 TYPE_COLOR = {"I": "C3", "P": "C0", "B": "C2"}
 
 
-def _frames(path: Path) -> pd.DataFrame:
-    p = path / "tables" / FRAMES_TABLE
-    return pd.read_parquet(p) if p.is_file() else frames_table(path)
-
-
-def _matrix(frames: list[pd.DataFrame], col: str, sel: str | None) -> tuple[np.ndarray, np.ndarray]:
-    """(capture_s of the first run, rows = frames × columns = runs) of `col`, type `sel`."""
-    parts = [f[f["pict_type"] == sel] if sel else f for f in frames]
-    n = min(len(p) for p in parts)
-    m = np.column_stack([p[col].to_numpy(float)[:n] for p in parts])
-    return parts[0]["capture_ms"].to_numpy(float)[:n] / 1e3, m
+def _matrix(runs: list[FigureData], t: str) -> tuple[np.ndarray, np.ndarray]:
+    """(bin starts in s, rows = bins × columns = runs) of the type-t frames' latency."""
+    parts = [d.get(f"latency_{t}") or {"t": [], "latency_ms": []} for d in runs]
+    grid = np.unique(np.concatenate([array(p["t"]) for p in parts]))
+    m = np.full((len(grid), len(parts)), np.nan)
+    for j, p in enumerate(parts):
+        m[np.searchsorted(grid, array(p["t"])), j] = array(p["latency_ms"])
+    return grid, m
 
 
 def _band(ax: plt.Axes, x: np.ndarray, m: np.ndarray, **kw: object) -> None:
@@ -61,9 +55,9 @@ def _band(ax: plt.Axes, x: np.ndarray, m: np.ndarray, **kw: object) -> None:
 def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
     """runs: analysis/aggregate.py's runs.csv (valid runs only)."""
     out = scenario_dir / "figures"
-    data: dict[tuple[str, str], list[pd.DataFrame]] = {}
+    data: dict[tuple[str, str], list[FigureData]] = {}
     for _, r in runs.iterrows():
-        data.setdefault((str(r["setting"]), str(r["scheme"])), []).append(_frames(Path(r["path"])))
+        data.setdefault((str(r["setting"]), str(r["scheme"])), []).append(read(Path(r["path"])))
     settings = sorted({s for s, _ in data}, key=numeric_key)
     schemes = sorted(
         {s for _, s in data}, key=lambda s: (list(STYLE).index(s) if s in STYLE else 9, s)
@@ -76,16 +70,17 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
         for ax, st in zip(axes[0], settings, strict=True):
             for sc in schemes:
                 if (st, sc) in data:
-                    x, m = _matrix(data[(st, sc)], "latency_ms", t)
+                    x, m = _matrix(data[(st, sc)], t)
                     _band(ax, x, m, ls=STYLE.get(sc, "-"), label=sc)
             ax.set_title(st)
             ax.set_xlabel("capture time (s)")
             ax.set_ylabel(f"{t}-frame latency (ms)")
             ax.legend(fontsize=7)
         caption = (
-            f"Latency (arrival − capture) of every {t} frame against its capture time, per "
-            "bottleneck setting and scheme ([MoQ Figs. 6-8]): mean over runs, band = 95 % "
-            "bootstrap CI over runs. Frames that never arrived are left out."
+            f"Latency (arrival − capture) of the {t} frames against their capture time (mean "
+            "per capture-time bin), per bottleneck setting and scheme ([MoQ Figs. 6-8]): "
+            "mean over runs, band = 95 % bootstrap CI over runs. Frames that never arrived are "
+            "left out."
         )
         made += save(fig, out, f"moq_latency_{t}", caption)
     low = settings[0]
@@ -95,7 +90,7 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
             ax.text(0.5, 0.5, "no valid run", ha="center", va="center", transform=ax.transAxes)
         for t in TYPES:
             if (low, sc) in data:
-                x, m = _matrix(data[(low, sc)], "latency_ms", t)
+                x, m = _matrix(data[(low, sc)], t)
                 _band(ax, x, m, color=TYPE_COLOR[t], label=t)
         ax.set_title(f"{low}, {sc}")
         ax.set_xlabel("capture time (s)")
@@ -106,14 +101,15 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
                  f"Latency of every frame by type at {low} ([MoQ Fig. 9]), one panel per "
                  "scheme; mean over runs with 95 % bootstrap CI band.")  # fmt: skip
     made += _otdr_figures(data, settings, schemes, out)
-    _otdr_table(data, settings, schemes, scenario_dir)
+    _otdr_table(runs, settings, schemes, scenario_dir)
     return [p for p in made if p.suffix == ".png"], []
 
 
-def _curves(frames: list[pd.DataFrame], which: str) -> tuple[np.ndarray, np.ndarray]:
-    cs = [otdr_curves(f) for f in frames]
-    cs = [c[c["frames"] == which] for c in cs]
-    return cs[0]["budget_ms"].to_numpy(float), np.column_stack([c["otdr"] for c in cs])
+def _curves(runs: list[FigureData], which: str) -> tuple[np.ndarray, np.ndarray]:
+    """(budgets, rows = budgets × columns = runs) of the OTDR of `which` frames."""
+    b = CURVE_BUDGETS_MS.astype(float)
+    empty = {"q": [], "n": [0], "total": [0]}
+    return b, np.column_stack([otdr_curve(d.get(f"delay_{which}", empty), b) for d in runs])
 
 
 def _otdr_figures(data: dict, settings: list[str], schemes: list[str], out: Path) -> list[Path]:
@@ -157,18 +153,21 @@ def _cell(vals: list[float], fmt: str = ".3f") -> tuple[str, float, float, float
     return f"{mean:{fmt}} {ci_text(lo, hi, n, fmt)} ({n})", mean, lo, hi, n
 
 
-def _otdr_table(data: dict, settings: list[str], schemes: list[str], scenario_dir: Path) -> None:
-    from priolab.workloads.moq.analysis import metrics
-
+def _otdr_table(
+    runs: pd.DataFrame, settings: list[str], schemes: list[str], scenario_dir: Path
+) -> None:
+    """From runs.csv's metrics (metrics.json: analysis.py's `metrics`)."""
     rows, md = [], []
     head = ["setting", "scheme", "budget_ms", "all", *TYPES]
     md += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     i_rows = []
     for st in settings:
         for sc in schemes:
-            if (st, sc) not in data:
+            sel = runs[(runs["setting"].astype(str) == st) & (runs["scheme"].astype(str) == sc)]
+            if sel.empty:
                 continue
-            ms = [metrics(f) for f in data[(st, sc)]]
+            ms = [{k: float(v) for k, v in r.items() if isinstance(v, int | float)}
+                  for r in sel.to_dict("records")]  # fmt: skip
             for b in BUDGETS_MS:
                 cells = [st, sc, str(b)]
                 for name in ("all", *TYPES):

@@ -24,6 +24,12 @@ and `sent_packets` over both its connections (a second-connection unreliable pat
 (QPR(F)), `fec_overhead_pct` (repair bytes sent per 100 unreliable payload bytes; NaN when
 nothing was unreliable) and `objects_recovered` (unreliable objects whose lost datagrams FEC
 rebuilt: they count as complete).
+
+A session the protocol lost (the player's summary.json says `exit_reason: peer_lost`, as it
+does when an idle timeout ends the connection mid-run) is analysed like any other: its logs
+hold the segments that arrived before, a log it never wrote is an empty table, and the
+player's figures its summary lacks (freezes, played time) are NaN. The run stays valid
+(priolab/engine/judge.py); the claims count it with its worst values (analysis/verdicts.py).
 """
 
 from __future__ import annotations
@@ -55,8 +61,12 @@ class QprLogError(ValueError):
     """A log that is missing or does not have the documented columns (names the file)."""
 
 
-def _read(path: Path, columns: list[str]) -> pd.DataFrame:
+def _read(path: Path, columns: list[str], lost: bool = False) -> pd.DataFrame:
+    """A log, or with `lost` (the session was lost) an empty table where it was never
+    written."""
     if not path.is_file():
+        if lost:
+            return pd.DataFrame({c: pd.Series(dtype=float) for c in columns})
         raise QprLogError(f"{path}: missing")
     try:
         df = pd.read_csv(path)
@@ -68,11 +78,27 @@ def _read(path: Path, columns: list[str]) -> pd.DataFrame:
     return df
 
 
+LOST = "peer_lost"
+"""The player's exit reason when the protocol lost its session (endpoints/README.md)."""
+
+
+def lost_session(run_dir: Path) -> bool:
+    """Whether the player's summary says the protocol lost its session."""
+    try:
+        return json.loads((run_dir / "guest" / "summary.json").read_text()).get(
+            "exit_reason") == LOST  # fmt: skip
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def _summary(path: Path, keys: list[str]) -> dict[str, Any]:
+    """A summary.json with `keys`; a lost session's lacks its figures, which read NaN."""
     try:
         obj = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise QprLogError(f"{path}: unreadable ({e})") from None
+    if obj.get("exit_reason") == LOST:
+        return {k: math.nan for k in keys} | obj
     missing = [k for k in keys if k not in obj]
     if missing:
         raise QprLogError(f"{path}: keys {missing} missing (endpoints/README.md, qpr logs)")
@@ -80,8 +106,9 @@ def _summary(path: Path, keys: list[str]) -> dict[str, Any]:
 
 
 def tables(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    seg = _read(run_dir / "guest" / "segments.csv", SEGMENT_COLUMNS)
-    obj = _read(run_dir / "guest" / "objects.csv", OBJECT_COLUMNS)
+    lost = lost_session(run_dir)
+    seg = _read(run_dir / "guest" / "segments.csv", SEGMENT_COLUMNS, lost)
+    obj = _read(run_dir / "guest" / "objects.csv", OBJECT_COLUMNS, lost)
     t0 = float(seg["request_us"].iloc[0]) if len(seg) else 0.0
     segments = pd.DataFrame(
         {
@@ -221,10 +248,26 @@ class QprAnalysis:
             "",
         ]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        from priolab.workloads.qpr.figures import make_figures
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        """`throughput`: the per-segment throughput's quantile vector, count and sum (the
+        pooled CDF and mean of Figs. 12, 14, 15); `quality`: per priority rank the objects'
+        count and sum of the requested and the decodable quality (Figs. 13, 16)."""
+        from analysis.figure_data import quantiles, sigs
 
-        return make_figures(runs, scenario_dir)
+        s, o = tables_dir / SEGMENTS_TABLE, tables_dir / OBJECTS_TABLE
+        seg, obj = (pd.read_parquet(s), pd.read_parquet(o)) if s.is_file() and o.is_file() \
+            else tables(run_dir)  # fmt: skip
+        thr = seg["throughput_mbps"].to_numpy(float)
+        thr = thr[np.isfinite(thr)]
+        quality: dict[str, list[Any]] = {"rank": list(RANKS)}
+        for col in ("quality", "decodable_quality"):
+            by = [obj.loc[obj["rank"] == r, col].dropna().to_numpy(float) for r in RANKS]
+            quality[f"{col}_n"] = [int(len(v)) for v in by]
+            quality[f"{col}_sum"] = sigs([float(v.sum()) for v in by], 12)
+        return {"throughput": quantiles(thr) | {"sum": sigs([float(thr.sum())], 12)},
+                "quality": quality}  # fmt: skip
 
 
 ANALYSIS = QprAnalysis()

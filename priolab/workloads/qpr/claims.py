@@ -1,6 +1,6 @@
-"""The mechanism behind a verdict on [QPR]'s claims (book/papers.py QPR, judged
-by analysis/judged.py `standard`): per scheme, what the player got and what the path
-did, read off the runs (runs.csv rows, valid runs) — throughput, freezes, media played,
+"""The mechanism behind a verdict on [QPR]'s claims (paper.py's `why`, analysis/why.py
+`Why`; the verdict is analysis/verdicts.py's): per scheme, what the player got and what the
+path did, read off the runs of the claim's point — throughput, freezes, media played,
 objects that arrived incomplete, unreliable bytes lost, the server's packet losses and the
 window of a second (datagram) connection. Nothing here is typed for a result."""
 
@@ -10,7 +10,7 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of, per_scheme, quoted, scheme_of
+from analysis.why import mean_of, per_scheme, quoted, scheme_of
 
 
 def session(runs: pd.DataFrame) -> str:
@@ -35,5 +35,5 @@ def session(runs: pd.DataFrame) -> str:
 
 
 def what_the_player_got(num: pd.DataFrame, den: pd.DataFrame) -> str:
-    """judged.Why for QPR: each scheme's sessions in numbers."""
+    """analysis.why.Why for QPR: each scheme's sessions in numbers."""
     return "; ".join(per_scheme(num, den, session))

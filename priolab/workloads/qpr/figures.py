@@ -1,8 +1,9 @@
 """Scenario figures and Table 3 of the `qpr` workload ([QPR]).
 
 - `qpr_throughput_cdf` (Figs. 12, 14, 15): CDF of the per-segment throughput, the segments
-  of every valid run of a (setting, scheme) pooled; one panel per setting, one line per
-  scheme (mean over runs in the legend).
+  of every valid run of a (setting, scheme) pooled (each run's CDF from its quantile vector,
+  weighted by its segments: analysis.figure_data.pooled_cdf); one panel per setting, one
+  line per scheme (the pooled segments' mean in the legend).
 - `qpr_quality` (Figs. 13c/d, 16): mean quality (1-5) per priority rank, per scheme; one
   panel per setting. `qpr_decodable_quality`: the same with an object that lost data
   counted as 0 (analysis.py's loss model).
@@ -20,17 +21,13 @@ import numpy as np
 import pandas as pd
 
 import analysis.aggregate as agg
+from analysis.figure_data import FigureData, pooled_cdf, pooled_count, read
 from analysis.figures import save
 from analysis.stats import bootstrap_ci, ci_text
-from priolab.workloads.qpr.analysis import OBJECTS_TABLE, RANKS, SEGMENTS_TABLE, tables
+from priolab.workloads.qpr.analysis import RANKS
 
 TABLE_METRICS = [("freezes", ".1f"), ("freeze_total_s", ".2f"), ("played_pct", ".1f"),
                  ("throughput_mean_mbps", ".2f")]  # fmt: skip
-
-
-def _tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    s, o = path / "tables" / SEGMENTS_TABLE, path / "tables" / OBJECTS_TABLE
-    return (pd.read_parquet(s), pd.read_parquet(o)) if s.is_file() and o.is_file() else tables(path)
 
 
 def _cell(vals: list[float], fmt: str) -> str:
@@ -42,9 +39,9 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
     """runs: analysis/aggregate.py's runs.csv (valid runs only)."""
     out = scenario_dir / "figures"
     cmp = agg.COMPARISON
-    data: dict[tuple[str, str], list[tuple[pd.DataFrame, pd.DataFrame]]] = {}
+    data: dict[tuple[str, str], list[FigureData]] = {}
     for _, r in runs.iterrows():
-        data.setdefault((str(r["setting"]), str(r["scheme"])), []).append(_tables(Path(r["path"])))
+        data.setdefault((str(r["setting"]), str(r["scheme"])), []).append(read(Path(r["path"])))
     settings = sorted({s for s, _ in data})
     schemes = sorted({s for _, s in data}, key=cmp.key)
     n = len(settings)
@@ -54,11 +51,11 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
         for sc in schemes:
             if (st, sc) not in data:
                 continue
-            thr = np.sort(np.concatenate([s["throughput_mbps"].to_numpy(float)
-                                          for s, _ in data[(st, sc)]]))  # fmt: skip
-            if len(thr):
-                y = np.arange(1, len(thr) + 1) / len(thr)
-                ax.step(thr, y, where="post", label=f"{cmp.label(sc)}: {thr.mean():.1f}")
+            parts = [d["throughput"] for d in data[(st, sc)] if "throughput" in d]
+            x, y = pooled_cdf(parts)
+            if len(x):
+                mean = sum(float(p["sum"][0]) for p in parts) / pooled_count(parts)
+                ax.plot(x, y, label=f"{cmp.label(sc)}: {mean:.1f}")
         ax.set(title=st, xlabel="per-segment throughput (Mbit/s, rescaled)", ylabel="CDF")
         ax.legend(fontsize=6)
     made += save(fig, out, "qpr_throughput_cdf",
@@ -74,8 +71,10 @@ def make_figures(runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], li
             for i, sc in enumerate(schemes):
                 if (st, sc) not in data:
                     continue
-                objs = pd.concat([o for _, o in data[(st, sc)]])
-                means = [objs.loc[objs["rank"] == r, col].mean() for r in RANKS]
+                qs = [d["quality"] for d in data[(st, sc)] if "quality" in d]
+                k = np.sum([q[f"{col}_n"] for q in qs], axis=0) if qs else np.zeros(len(RANKS))
+                total = np.sum([q[f"{col}_sum"] for q in qs], axis=0) if qs else k
+                means = np.where(k > 0, total / np.maximum(k, 1), np.nan)  # the pooled mean
                 ax.bar(np.array(RANKS) + (i - (len(schemes) - 1) / 2) * width, means, width,
                        label=cmp.label(sc))  # fmt: skip
             ax.set(title=st, xlabel="priority rank", ylabel=f"mean {col.replace('_', ' ')}",

@@ -1,12 +1,11 @@
 """The `rise` workload's part of analysis/ (analysis.workload.WorkloadAnalysis): its tables
-(tables.py), metrics (metrics.py), summary header and figures (figures.py)."""
+(tables.py), metrics (metrics.py), summary header and figure data (figure_data.py; the
+figures that draw it are figures.py, found by analysis.workload.figures_for)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pandas as pd
 
 from priolab.workloads.rise import RiseParams
 from priolab.workloads.rise.logs import ENDPOINTS
@@ -75,10 +74,13 @@ class RiseAnalysis:
             "",
         ]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        from priolab.workloads.rise.figures import make_figures
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        from analysis.metrics import read_metrics
+        from priolab.workloads.rise.figure_data import figure_data
 
-        return make_figures(runs, scenario_dir)
+        return figure_data(run_dir, meta, (read_metrics(run_dir) or {}).get("analysis") or {})
 
 
 ANALYSIS = RiseAnalysis()

@@ -1,5 +1,7 @@
 """Figures of a `rise` scenario (PNG and PDF, seaborn), each with a caption in
-figures/<name>.txt; analysis.figures calls `make_figures` through the workload's analysis.
+figures/<name>.txt; analysis.figures calls `make_figures` (analysis.workload.figures_for).
+They draw from runs.csv and each run's figure data (figure_data.py: quantile vectors of
+the per-frame distributions, one run's own time series), never from a run's tables.
 
 Every figure the data supports is drawn; the others are skipped with a printed reason:
 - transport_mtp_cdf, transport_freeze   (paper Fig. 5) a scheme vs compare.reference per setting
@@ -11,8 +13,9 @@ Every figure the data supports is drawn; the others are skipped with a printed r
 - microbursts_<scheme>                  (Fig. 2) that run's throughput in 1 ms windows over
                                         0.5 s, if it has linkem's packet log
 Bars and points are the mean over runs with the 95 % bootstrap CI of summary.csv (or
-analysis.stats for the sweep); CDFs pool the frames of all valid runs of a group and say how
-many runs and frames they hold.
+analysis.stats for the sweep); CDFs pool the frames of all valid runs of a group (each run's
+CDF from its quantile vector, weighted by its frames: analysis.figure_data.pooled_cdf) and
+say how many runs and frames they hold.
 """
 
 from __future__ import annotations
@@ -29,13 +32,11 @@ import seaborn as sns
 
 from analysis import aggregate as agg
 from analysis.aggregate import scheme_key
+from analysis.figure_data import FigureData, array, pooled_cdf, pooled_count, read
 from analysis.figures import label, palette, pick_run, save
-from analysis.metrics import read_metrics
 from analysis.microbursts import fig_microbursts
 from analysis.stats import bootstrap_ci
 from priolab.workloads.rise.analysis import buffer_scheme
-from priolab.workloads.rise.stalls import Window, stall_spans_us, stalls
-from priolab.workloads.rise.tables import TABLES_DIR, load_tables
 
 METRIC_LABELS = {
     "mtp_median_ms": "median MTP latency (ms)",
@@ -63,22 +64,12 @@ QUALITY_NOTE = (
 
 
 def load_frames(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per displayed frame at the Guest of every valid run (tables/guest_frames.parquet)."""
-    parts = []
-    for _, r in runs.iterrows():
-        p = Path(r["path"]) / TABLES_DIR / "guest_frames.parquet"
-        if not p.is_file():
-            continue
-        f = pd.read_parquet(p, columns=["display_time_us", "mtp_ms", "mismatch_deg", "freeze"])
-        for k in ("setting_label", "setting", "scheme", "speed", "rep", "path"):
-            f[k] = r[k]
-        parts.append(f)
-    if not parts:
-        return pd.DataFrame(
-            columns=["display_time_us", "mtp_ms", "mismatch_deg", "freeze", "setting_label",
-                     "setting", "scheme", "speed", "rep", "path"]
-        )  # fmt: skip
-    return pd.concat(parts, ignore_index=True)
+    """One row per valid run (runs.csv's coordinates) with its figure data (`data`): the
+    quantile vectors of its displayed frames' MTP (`mtp`) and mismatch (`mismatch`)."""
+    cols = ["setting_label", "setting", "scheme", "speed", "rep", "path"]
+    out = runs[cols].copy() if len(runs) else pd.DataFrame(columns=cols)
+    out["data"] = [read(Path(p)) for p in out["path"]]
+    return out
 
 
 def _grid(n_rows: int, n_cols: int, w: float = 4.2, h: float = 3.2) -> tuple:
@@ -88,16 +79,22 @@ def _grid(n_rows: int, n_cols: int, w: float = 4.2, h: float = 3.2) -> tuple:
 
 def _ecdf_panel(ax: plt.Axes, frames: pd.DataFrame, col: str, schemes: list[str],
                 pal: dict, xlabel: str, log: bool) -> list[str]:  # fmt: skip
+    """`col`: the figure data's distribution (mtp, mismatch); `frames`: load_frames' rows."""
     notes = []
     for s in schemes:
-        v = frames.loc[frames["scheme"] == s, col].dropna()
-        v = v[v > 0] if log else v
-        if v.empty:
+        parts = [d[col] for d in frames.loc[frames["scheme"] == s, "data"] if col in d]
+        x, f = pooled_cdf(parts)
+        if log:
+            keep = x > 0
+            x, f = x[keep], f[keep]
+        if not len(x):
             continue
-        n_runs = frames.loc[frames["scheme"] == s, "path"].nunique()
-        lab = f"{label(s)}: {n_runs} run(s), {len(v)} frames"
-        sns.ecdfplot(x=v.to_numpy(), ax=ax, color=pal[s], label=lab, log_scale=log)
-        notes.append(f"{s}: {n_runs} runs, {len(v)} frames")
+        n_runs = sum(1 for p in parts if p.get("q"))
+        lab = f"{label(s)}: {n_runs} run(s), {pooled_count(parts)} frames"
+        ax.plot(x, f, color=pal[s], label=lab, drawstyle="default")
+        if log:
+            ax.set_xscale("log")
+        notes.append(f"{s}: {n_runs} runs, {pooled_count(parts)} frames")
     if not notes:  # no valid run in this panel (e.g. all CPU saturated): say so, no axis
         ax.text(0.5, 0.5, "no valid run", ha="center", va="center", transform=ax.transAxes)
         ax.set_xlabel(xlabel)
@@ -108,6 +105,7 @@ def _ecdf_panel(ax: plt.Axes, frames: pd.DataFrame, col: str, schemes: list[str]
         ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel(xlabel)
     ax.set_ylabel("fraction of displayed frames")
+    ax.set_ylim(0, 1.02)
     ax.legend(fontsize=7, loc="lower right")
     return notes
 
@@ -152,7 +150,7 @@ def fig_transport(
     notes = []
     for ax, st in zip(axes[0], settings, strict=True):
         f = frames[frames["setting_label"] == st]
-        n = _ecdf_panel(ax, f, "mtp_ms", schemes, pal, "MTP latency (ms, log scale)", True)
+        n = _ecdf_panel(ax, f, "mtp", schemes, pal, "MTP latency (ms, log scale)", True)
         ax.set_title(st, fontsize=9)
         notes.append(f"{st}: " + "; ".join(n))
     save(fig, out, "transport_mtp_cdf",
@@ -176,7 +174,7 @@ def fig_transport(
 
 
 def fig_mismatch(frames: pd.DataFrame, out: Path) -> list[str]:
-    if frames["mismatch_deg"].dropna().empty:
+    if not any(d.get("mismatch", {}).get("q") for d in frames["data"]):
         return ["mismatch_cdf: no position mismatch samples"]
     speeds = list(dict.fromkeys(frames["speed"]))
     settings = list(dict.fromkeys(frames["setting"]))
@@ -186,7 +184,7 @@ def fig_mismatch(frames: pd.DataFrame, out: Path) -> list[str]:
     for i, st in enumerate(settings):
         for j, sp in enumerate(speeds):
             f = frames[(frames["setting"] == st) & (frames["speed"] == sp)]
-            _ecdf_panel(axes[i][j], f, "mismatch_deg", schemes, pal,
+            _ecdf_panel(axes[i][j], f, "mismatch", schemes, pal,
                         "position mismatch (°)", False)  # fmt: skip
             axes[i][j].set_title(f"{st}, speed {sp}", fontsize=9)
     save(
@@ -212,7 +210,7 @@ def fig_ablation(
     fig, axes = _grid(len(settings), 2 + len(QUALITY))
     mtp = ["mtp_median_ms", "mtp_p95_ms", "mtp_p99_ms"]
     for i, st in enumerate(settings):
-        _ecdf_panel(axes[i][0], frames[frames["setting_label"] == st], "mtp_ms", schemes, pal,
+        _ecdf_panel(axes[i][0], frames[frames["setting_label"] == st], "mtp", schemes, pal,
                     "MTP latency (ms, log scale)", True)  # fmt: skip
         rows = summary[(summary["setting"] == st) & summary["metric"].isin(mtp)]
         _ci_bars(axes[i][1], rows, mtp, "metric", schemes, "scheme", pal, label,
@@ -321,25 +319,6 @@ def _span(n: np.ndarray) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi}"
 
 
-def _stall_spans(
-    run_dir: Path, gf: pd.DataFrame, r: pd.Series
-) -> tuple[np.ndarray, str, int | None]:
-    """The run's stall gaps (µs), a one-line note and the end of the warm-up (µs), from
-    metrics.json's recorded window."""
-    info = (read_metrics(run_dir) or {}).get("analysis") or {}
-    win = (info.get("windows_us") or {}).get("guest")
-    if not win:
-        return np.zeros((0, 2)), "", None
-    w = Window(*(int(x) for x in win))
-    fps = float(info.get("stall_fps") or 30.0)
-    t = gf["display_time_us"].to_numpy(np.int64) if len(gf) else np.zeros(0, np.int64)
-    st = stalls(t, w, fps)
-    note = (f"after {info.get('warmup_s', 0):g} s warm-up: {st['displayed_fps']:.1f} displayed "
-            f"fps, stalled {st['stall_pct']:.1f} % of the time, longest gap "
-            f"{st['longest_gap_s']:.2f} s")  # fmt: skip
-    return stall_spans_us(t, w, fps), note, w.start_us
-
-
 def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
     notes: list[str] = []
     picked = agg.COMPARISON.pair(set(runs["scheme"])) or list(dict.fromkeys(runs["scheme"]))[:1]
@@ -348,64 +327,12 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
         if r is None:
             continue
         run_dir = Path(r["path"])
-        t = load_tables(run_dir)
-        gf_path = run_dir / TABLES_DIR / "guest_frames.parquet"
-        gf = pd.read_parquet(gf_path) if gf_path.is_file() else pd.DataFrame()
-        starts = [int(x["time_us"].min()) for x in (t["path_stats"],) if len(x)]
-        starts += [int(gf["display_time_us"].min())] if len(gf) else []
-        if not starts:
-            notes.append(f"timeseries_{scheme}: run {run_dir} has no time series")
+        d = read(run_dir)
+        if not any(k in d for k in ("frames", "path_rate_host", "path_rate_guest")):
+            notes.append(f"timeseries_{scheme}: run {run_dir.name} of {r['setting_label']} has "
+                         "no time series (figure data keeps it for repetition 1)")  # fmt: skip
             continue
-        t0 = min(starts)
-        fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=False)
-        ps = t["path_stats"].sort_values("time_us")
-        for ep, name in (("host", "Host→Guest (Host's QUIC path, 100 ms)"),
-                         ("guest", "Guest→Host (Guest's QUIC path, 100 ms)")):  # fmt: skip
-            p = ps[ps["endpoint"] == ep]
-            if len(p) > 1:
-                dt = np.diff(p["time_us"].to_numpy()) / 1e6
-                rate = np.diff(p["bytes_sent"].to_numpy()) * 8 / dt / 1e6
-                x = (p["time_us"].to_numpy()[1:] - t0) / 1e6
-                axes[0].step(x, rate, where="post", label=name, lw=0.8)
-        lk = t["linkem"]
-        lk = lk[~lk["final"].astype(bool)]
-        for d, name in (("up", "uplink a_to_b (linkem, 1 s)"),
-                        ("down", "downlink b_to_a (linkem, 1 s)")):  # fmt: skip
-            q = lk[lk["direction"] == d].sort_values("t_s")
-            if len(q):
-                axes[0].step(q["t_s"], q["bytes_out"] * 8 / 1e6, where="post", ls="--",
-                             label=name, lw=1)  # fmt: skip
-                axes[1].step(q["t_s"], q["queue_bytes"] / 1e3, where="post", label=name)
-        axes[0].set_ylabel("throughput (Mbit/s)")
-        axes[0].set_xlabel("time (s)")
-        axes[0].legend(fontsize=7)
-        axes[1].set_ylabel("bottleneck queue (kB)")
-        axes[1].set_xlabel("linkem time (s since the emulator started)")
-        if len(lk):
-            axes[1].legend(fontsize=7)
-        else:
-            axes[1].text(0.5, 0.5, "no linkem stats in this run (tc backend or file missing)",
-                         ha="center", va="center", transform=axes[1].transAxes)  # fmt: skip
-        spans, fps_txt, warm_end = _stall_spans(run_dir, gf, r)
-        if warm_end is not None:
-            axes[2].axvline((warm_end - t0) / 1e6, color="grey", ls=":", lw=1,
-                            label="end of warm-up (left out)")  # fmt: skip
-        for k, (a, b) in enumerate(spans):
-            axes[2].axvspan((a - t0) / 1e6, (b - t0) / 1e6, color="orange", alpha=0.3,
-                            label="stall (no display)" if k == 0 else None)  # fmt: skip
-        if fps_txt:
-            axes[2].set_title(fps_txt, fontsize=8)
-        if len(gf):
-            x = (gf["display_time_us"].to_numpy() - t0) / 1e6
-            axes[2].plot(x, gf["mtp_ms"], ".", ms=2, label="displayed frame")
-            fz = gf["freeze"].to_numpy(bool)
-            if fz.any():
-                axes[2].plot(x[fz], gf["mtp_ms"].to_numpy()[fz], "x", color="red",
-                             label="frame ending a freeze")  # fmt: skip
-        if len(gf) or len(spans) or warm_end is not None:
-            axes[2].legend(fontsize=7)
-        axes[2].set_ylabel("MTP latency at the Guest (ms)")
-        axes[2].set_xlabel("time (s)")
+        fig = _timeseries(d)
         fig.suptitle(f"{r['setting_label']} / {scheme} / rep {r['rep']}", fontsize=10)
         fig.tight_layout()
         save(fig, out, f"timeseries_{scheme}",
@@ -419,6 +346,56 @@ def fig_timeseries(runs: pd.DataFrame, out: Path) -> list[str]:
              "the run) shaded, displayed fps and stall share after the warm-up above. "
              "Time (s) is from the first endpoint sample of the run.")  # fmt: skip
     return notes
+
+
+def _timeseries(d: FigureData) -> plt.Figure:
+    """The three panels of one run's time series from its figure data (figure_data.py)."""
+    fig, axes = plt.subplots(3, 1, figsize=(9, 8), sharex=False)
+    for ep, name in (("host", "Host→Guest (Host's QUIC path, 100 ms)"),
+                     ("guest", "Guest→Host (Guest's QUIC path, 100 ms)")):  # fmt: skip
+        if f"path_rate_{ep}" in d:
+            p = d[f"path_rate_{ep}"]
+            axes[0].step(array(p["t_s"]), array(p["rate_mbps"]), where="post", label=name,
+                         lw=0.8)  # fmt: skip
+    links = [(k, name) for k, name in (("up", "uplink a_to_b (linkem, 1 s)"),
+                                       ("down", "downlink b_to_a (linkem, 1 s)"))
+             if f"link_{k}" in d]  # fmt: skip
+    for k, name in links:
+        q = d[f"link_{k}"]
+        axes[0].step(array(q["t_s"]), array(q["sent_mbps"]), where="post", ls="--", label=name,
+                     lw=1)  # fmt: skip
+        axes[1].step(array(q["t_s"]), array(q["queue_kb"]), where="post", label=name)
+    axes[0].set_ylabel("throughput (Mbit/s)")
+    axes[0].set_xlabel("time (s)")
+    axes[0].legend(fontsize=7)
+    axes[1].set_ylabel("bottleneck queue (kB)")
+    axes[1].set_xlabel("linkem time (s since the emulator started)")
+    if links:
+        axes[1].legend(fontsize=7)
+    else:
+        axes[1].text(0.5, 0.5, "no linkem stats in this run (tc backend or file missing)",
+                     ha="center", va="center", transform=axes[1].transAxes)  # fmt: skip
+    win = d.get("window")
+    if win:
+        axes[2].axvline(array(win["warmup_end_s"])[0], color="grey", ls=":", lw=1,
+                        label="end of warm-up (left out)")  # fmt: skip
+        axes[2].set_title(str(win["note"][0]), fontsize=8)
+    st = d.get("stalls") or {"start_s": [], "end_s": []}
+    for i, (a, b) in enumerate(zip(array(st["start_s"]), array(st["end_s"]), strict=True)):
+        axes[2].axvspan(a, b, color="orange", alpha=0.3,
+                        label="stall (no display)" if i == 0 else None)  # fmt: skip
+    fr = d.get("frames")
+    if fr:
+        x, mtp = array(fr["t_s"]), array(fr["mtp_ms"])
+        axes[2].plot(x, mtp, ".", ms=2, label="displayed frame")
+        fz = np.asarray(fr["freeze"], dtype=bool)
+        if fz.any():
+            axes[2].plot(x[fz], mtp[fz], "x", color="red", label="frame ending a freeze")
+    if fr or st["start_s"] or win:
+        axes[2].legend(fontsize=7)
+    axes[2].set_ylabel("MTP latency at the Guest (ms)")
+    axes[2].set_xlabel("time (s)")
+    return fig
 
 
 def what_ran(runs: pd.DataFrame) -> str:

@@ -38,6 +38,8 @@ import pandas as pd  # noqa: E402
 
 from analysis.figures import save  # noqa: E402
 
+REGIME_MAP_SCENARIO = "rise-loss-queue-map"
+"""The scenario whose runs the map draws (scenarios/maps/rise-loss-queue.yaml's name)."""
 REFERENCE = "pri"
 # the baselines the map compares with w/ Pri, in the figure's row order
 BASELINES = {

@@ -1,16 +1,18 @@
-"""The reproduction report (issue 10 item 8): each claim of the paper against priolab's runs.
+"""RISE's mechanisms report: why priolab's numbers are what they are, per setting that ran,
+read from the runs' own diagnostics (issue 10 item 8; issue 37 made the claims the results
+page's, judged by analysis/verdicts.py for every paper alike).
 
     python -m priolab.workloads.rise.reproduction --out REPRODUCTION.md
         [--points rise_map_points.csv] [--cells regime_map.csv] SCENARIO_DIR [SCENARIO_DIR ...]
 
 Each SCENARIO_DIR is an aggregated results folder (runs.csv: one row per valid run;
-exclusions.csv: the invalid ones). For every claim of the paper's Fig. 5, 6, 8, 9 and 10 (the
-CLAIMS table below, quoted from [RISE §4]), the report gives priolab's number on
-every path where that setting ran (the paper's link as given, and the regime map's
-window-limited path), with the 95 % bootstrap CI over runs, the regime the runs were in (read
-from the runs' own diagnostics, not from the setting's name) and whether the paper's value
-lies inside, above or below the CI. Freezes get their own section: the freeze rate beside
-stalls and displayed fps, and what would be needed for the paper's 82×.
+exclusions.csv: the invalid ones). The report gives, per setting that ran, the regime its w/o
+Pri runs were in (window-limited or not, from the Guest's transport-limited share, its window
+and B's occupancy) and what that does to each scheme; every setting's MTP, stalls and fps with
+its invalid runs; the freezes beside stalls and what the paper's 82× needs; the freeze map,
+the key-frame causes, the frame-tick phase and the regime map. The same sections are the
+RISE results page's own (`page_sections`, a section hook: analysis/claims.py `Section`), one
+per results folder.
 
 Writes the markdown to --out; the commit and the date on top come from `git` and the clock.
 """
@@ -23,12 +25,12 @@ import json
 import math
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from analysis.claims import PageContext
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
 from ground import rundir
 from priolab.workloads.rise.mechanisms import (
@@ -41,313 +43,6 @@ from priolab.workloads.rise.numbers import ci, fmt
 # A run is window-limited when its Guest's sender was transport-limited (cwnd or pacer, not the
 # application) for at least this share of the analysed window (analysis/regime.py).
 WINDOW_LIMITED_PCT = 50.0
-IDEAL, WL = "paper's link", "window-limited (map)"
-# (scenario, setting, path) for each of the paper's settings, in order of preference per path
-PLACES: dict[str, list[tuple[str, str, str]]] = {
-    "5G-FHD-Low": [
-        ("rise-transport", "5G-FHD-Low", IDEAL),
-        ("rise-transport-wl", "5G-FHD-Low", WL),
-    ],
-    "FB-4K-Low": [
-        ("quick", "FB-4K-Low", IDEAL),
-        ("rise-transport", "FB-4K-Low", IDEAL),
-        ("quick", "FB-4K-Low-L0.05", WL),
-        ("rise-transport-wl", "FB-4K-Low", WL),
-    ],
-    "FB-4K-High": [
-        ("rise-transport", "FB-4K-High", IDEAL),
-        ("rise-transport-wl", "FB-4K-High", WL),
-    ],
-    "direction": [
-        ("rise-direction", "FB-4K-Low", IDEAL),
-        ("rise-direction-wl", "FB-4K-Low-L0.05", WL),
-    ],
-}
-# Fig. 6 per movement speed: rise-content(-wl) run each setting at several speeds, so their rows
-# are `<setting>/<speed>` (runs.csv `setting_label`; `load` keeps speeds apart). The moderate
-# speed is every rise-transport(-wl) run (40 deg/s): rise-content(-wl) run only slow and fast.
-SPEEDS = ("slow", "moderate", "fast")
-for _st in ("5G-FHD-Low", "FB-4K-Low"):
-    for _sp in SPEEDS:
-        PLACES[f"{_st}/{_sp}"] = [
-            ("rise-content", f"{_st}/{_sp}", IDEAL),
-            ("rise-content-wl", f"{_st}/{_sp}", WL),
-        ]
-    PLACES[f"{_st}/moderate"] = PLACES[_st] + PLACES[f"{_st}/moderate"]
-FIG6_SETTINGS = ("5G-FHD-Low", "FB-4K-Low")
-ALL_BITRATES = tuple(f"V{b}M" for b in (15, 20, 25, 30, 35, 40))  # Fig. 10
-for _b in (15, 20, 25, 30, 35, 40):
-    PLACES[f"V{_b}M"] = [("rise-bitrate", f"V{_b}M", IDEAL), ("rise-bitrate-wl", f"V{_b}M", WL)]
-PLACES["V30M"].insert(1, ("quick", "FB-4K-Low-L0.05", WL))
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One number of the paper: `metric` of `base` ÷ `scheme` (a reduction factor), or, when
-    `scheme` is empty, `metric` of `base` itself (an absolute value), at the places `where`."""
-
-    figure: str
-    text: str
-    paper: tuple[float, float]  # the paper's value or range
-    metric: str
-    where: tuple[str, ...]
-    base: str = "nopri"
-    scheme: str = "pri"
-    upper_bound: bool = False  # the paper's claim is "below paper[1]" (an absolute bound)
-    qualitative: bool = False  # the paper gives no number ("near zero"): the value is shown
-
-
-CLAIMS = [
-    Claim(
-        "Fig. 5", "5G/FHD/Low: median MTP 2× lower w/ Pri", (2, 2), "mtp_median_ms", ("5G-FHD-Low",)
-    ),
-    Claim(
-        "Fig. 5",
-        "FB/4K/Low: median MTP 9.4× lower w/ Pri",
-        (9.4, 9.4),
-        "mtp_median_ms",
-        ("FB-4K-Low",),
-    ),
-    Claim(
-        "Fig. 5",
-        "FB/4K/High: median MTP 8.8× lower w/ Pri",
-        (8.8, 8.8),
-        "mtp_median_ms",
-        ("FB-4K-High",),
-    ),
-    Claim(
-        "Fig. 5",
-        "p95 MTP 2.3–5.7× lower across the three settings",
-        (2.3, 5.7),
-        "mtp_p95_ms",
-        ("5G-FHD-Low", "FB-4K-Low", "FB-4K-High"),
-    ),
-    Claim(
-        "Fig. 5",
-        "p99 MTP 1.3–5.3× lower across the three settings",
-        (1.3, 5.3),
-        "mtp_p99_ms",
-        ("5G-FHD-Low", "FB-4K-Low", "FB-4K-High"),
-    ),
-    Claim(
-        "Fig. 5",
-        "5G/FHD/Low: freeze rate 82× lower w/ Pri",
-        (82, 82),
-        "freeze_rate_pct",
-        ("5G-FHD-Low",),
-    ),
-    Claim(
-        "Fig. 5",
-        "FB: freeze rate more than 8× lower w/ Pri",
-        (8, math.inf),
-        "freeze_rate_pct",
-        ("FB-4K-Low", "FB-4K-High"),
-    ),
-    Claim(
-        "Fig. 5",
-        "w/ Pri keeps the freeze rate below 1 % (%)",
-        (0, 1),
-        "freeze_rate_pct",
-        ("5G-FHD-Low", "FB-4K-Low", "FB-4K-High"),
-        base="pri",
-        scheme="",
-        upper_bound=True,
-    ),
-    # Fig. 6 ([RISE §4.3]): "zero median mismatch under slow movement and reduces
-    # 95th and 99th percentile mismatches by 2.5 – 7.8× and 1.8 – 6.4×"; "For moderate and fast
-    # movement ... median reductions reach 2.1 – 11× in 5G networks and 1.5 – 15× in fixed
-    # broadband networks; 95th and 99th percentile improvements range from 3 – 7× and 2.5 – 4×
-    # for moderate movement, and 2.5 – 28× and 4 – 18× for fast movement."
-    Claim(
-        "Fig. 6",
-        "slow movement: w/ Pri's median position mismatch is zero (°)",
-        (0, 0),
-        "mismatch_median_deg",
-        tuple(f"{s}/slow" for s in FIG6_SETTINGS),
-        base="pri",
-        scheme="",
-    ),
-    Claim(
-        "Fig. 6",
-        "slow movement: p95 position mismatch 2.5–7.8× lower",
-        (2.5, 7.8),
-        "mismatch_p95_deg",
-        tuple(f"{s}/slow" for s in FIG6_SETTINGS),
-    ),
-    Claim(
-        "Fig. 6",
-        "slow movement: p99 position mismatch 1.8–6.4× lower",
-        (1.8, 6.4),
-        "mismatch_p99_deg",
-        tuple(f"{s}/slow" for s in FIG6_SETTINGS),
-    ),
-    Claim(
-        "Fig. 6",
-        "FB, moderate movement: median position mismatch 1.5–15× lower",
-        (1.5, 15),
-        "mismatch_median_deg",
-        ("FB-4K-Low/moderate", "FB-4K-High"),
-    ),
-    Claim(
-        "Fig. 6",
-        "5G, moderate movement: median position mismatch 2.1–11× lower",
-        (2.1, 11),
-        "mismatch_median_deg",
-        ("5G-FHD-Low/moderate",),
-    ),
-    Claim(
-        "Fig. 6",
-        "moderate movement: p95 position mismatch 3–7× lower",
-        (3, 7),
-        "mismatch_p95_deg",
-        ("5G-FHD-Low/moderate", "FB-4K-Low/moderate", "FB-4K-High"),
-    ),
-    Claim(
-        "Fig. 6",
-        "moderate movement: p99 position mismatch 2.5–4× lower",
-        (2.5, 4),
-        "mismatch_p99_deg",
-        ("5G-FHD-Low/moderate", "FB-4K-Low/moderate", "FB-4K-High"),
-    ),
-    Claim(
-        "Fig. 6",
-        "FB, fast movement: median position mismatch 1.5–15× lower",
-        (1.5, 15),
-        "mismatch_median_deg",
-        ("FB-4K-Low/fast",),
-    ),
-    Claim(
-        "Fig. 6",
-        "5G, fast movement: median position mismatch 2.1–11× lower",
-        (2.1, 11),
-        "mismatch_median_deg",
-        ("5G-FHD-Low/fast",),
-    ),
-    Claim(
-        "Fig. 6",
-        "fast movement: p95 position mismatch 2.5–28× lower",
-        (2.5, 28),
-        "mismatch_p95_deg",
-        tuple(f"{s}/fast" for s in FIG6_SETTINGS),
-    ),
-    Claim(
-        "Fig. 6",
-        "fast movement: p99 position mismatch 4–18× lower",
-        (4, 18),
-        "mismatch_p99_deg",
-        tuple(f"{s}/fast" for s in FIG6_SETTINGS),
-    ),
-    Claim(
-        "Fig. 8",
-        "Pri-U: median MTP 9× lower than w/o Pri",
-        (9, 9),
-        "mtp_median_ms",
-        ("direction",),
-        scheme="pri-u",
-    ),
-    Claim(
-        "Fig. 8",
-        "Pri-U: freeze rate 32× lower than w/o Pri",
-        (32, 32),
-        "freeze_rate_pct",
-        ("direction",),
-        scheme="pri-u",
-    ),
-    Claim(
-        "Fig. 8",
-        "Pri-D: median MTP 2× lower than w/o Pri",
-        (2, 2),
-        "mtp_median_ms",
-        ("direction",),
-        scheme="pri-d",
-    ),
-    Claim(
-        "Fig. 8",
-        "Pri-D: freeze rate 2.4× lower than w/o Pri",
-        (2.4, 2.4),
-        "freeze_rate_pct",
-        ("direction",),
-        scheme="pri-d",
-    ),
-    Claim(
-        "Fig. 9",
-        "Pri-D: the Host's retransmission rate similar to w/o Pri (ratio ≈ 1)",
-        (1, 1),
-        "retx_rate_pct_host",
-        ("direction",),
-        scheme="pri-d",
-    ),
-    Claim(
-        "Fig. 9",
-        "Pri-D: the Host encodes half as many key frames (ratio ≈ 2)",
-        (2, 2),
-        "keyframe_rate_pct_host",
-        ("direction",),
-        scheme="pri-d",
-    ),
-    Claim(
-        "Fig. 9",
-        "Pri-D: the Guest almost never retransmits (%)",
-        (0, 0),
-        "retx_rate_pct_guest",
-        ("direction",),
-        base="pri-d",
-        scheme="",
-        qualitative=True,
-    ),
-    Claim(
-        "Fig. 9",
-        "Pri-U: the Host's retransmission rate near zero (%)",
-        (0, 0),
-        "retx_rate_pct_host",
-        ("direction",),
-        base="pri-u",
-        scheme="",
-        qualitative=True,
-    ),
-    Claim(
-        "Fig. 10",
-        "above 25 Mbit/s: median MTP 7–9× lower",
-        (7, 9),
-        "mtp_median_ms",
-        ("V30M", "V35M", "V40M"),
-    ),
-    Claim(
-        "Fig. 10",
-        "above 25 Mbit/s: p95 MTP 1.3–10× lower",
-        (1.3, 10),
-        "mtp_p95_ms",
-        ("V30M", "V35M", "V40M"),
-    ),
-    Claim(
-        "Fig. 10",
-        "above 25 Mbit/s: freeze rate 4–12× lower",
-        (4, 12),
-        "freeze_rate_pct",
-        ("V30M", "V35M", "V40M"),
-    ),
-    Claim("Fig. 10", "15 Mbit/s: p95 MTP 10× lower", (10, 10), "mtp_p95_ms", ("V15M",)),
-    Claim(
-        "Fig. 10",
-        "every bitrate: w/ Pri median MTP below 103 ms (ms)",
-        (0, 103),
-        "mtp_median_ms",
-        ALL_BITRATES,
-        base="pri",
-        scheme="",
-        upper_bound=True,
-    ),
-    Claim(
-        "Fig. 10",
-        "every bitrate: w/ Pri freeze rate below 2 % (%)",
-        (0, 2),
-        "freeze_rate_pct",
-        ALL_BITRATES,
-        base="pri",
-        scheme="",
-        upper_bound=True,
-    ),
-]
 
 
 def exclusion_kinds(excl: pd.DataFrame) -> list[str]:
@@ -427,106 +122,6 @@ def regime(runs: pd.DataFrame, sc: str, st: str) -> str:
     if bq:
         parts.append(f"B p90 {np.mean(bq) / 1e3:.0f} kB")
     return f"{kind} ({', '.join(parts)})"
-
-
-# The verdict of a claim, as a code (what book_claims.py decides on) and as the report's text.
-VERDICTS = {
-    "undefined": "undefined (0/0: neither scheme had any)",
-    "no-number": "the paper gives no number: compare the value",
-    "no-ci": "no CI (one run): compare the value",
-    "holds": "holds (CI below the bound)",
-    "fails": "does not hold (CI above the bound)",
-    "straddles": "CI straddles the bound",
-    "lower": "priolab lower (CI below the paper)",
-    "higher": "priolab higher (CI above the paper)",
-    "inside": "paper's value inside the CI",
-}
-
-
-def verdict_code(c: Claim, v: tuple[float, float, float]) -> str:
-    """Where the paper's value lies against priolab's value and CI: a key of VERDICTS."""
-    lo, hi = c.paper
-    x, a, b = v
-    if math.isnan(x):
-        return "undefined"
-    if c.qualitative:
-        return "no-number"
-    if math.isnan(a) or math.isnan(b):
-        return "no-ci"
-    if c.upper_bound:
-        return "holds" if b < hi else ("fails" if a >= hi else "straddles")
-    if b < lo:
-        return "lower"
-    if a > hi:
-        return "higher"
-    return "inside"
-
-
-def verdict(c: Claim, v: tuple[float, float, float]) -> str:
-    return VERDICTS[verdict_code(c, v)]
-
-
-def evaluate(c: Claim, runs: pd.DataFrame) -> list[dict[str, object]]:
-    """priolab's number for claim c at every place where its setting ran."""
-    out: list[dict[str, object]] = []
-    for where in c.where:
-        for sc, st, path in PLACES[where]:
-            a = _values(runs, sc, st, c.base, c.metric)
-            if not a:
-                continue
-            row: dict[str, object] = {"path": path, "place": f"{sc}/{st}", "n": f"{len(a)}"}
-            if c.scheme:
-                b = _values(runs, sc, st, c.scheme, c.metric)
-                if not b:
-                    continue
-                if np.mean(b) == 0:
-                    v = (math.inf,) * 3 if np.mean(a) > 0 else (math.nan,) * 3
-                else:
-                    v = bootstrap_ratio_ci(a, b)
-                row.update(a=bootstrap_ci(a)[:3], b=bootstrap_ci(b)[:3], n=f"{len(a)}+{len(b)}")
-            else:
-                v = bootstrap_ci(a)[:3]
-            code = verdict_code(c, v)
-            row.update(v=v, regime=regime(runs, sc, st), code=code, verdict=VERDICTS[code])
-            out.append(row)
-    return out
-
-
-def claim_rows(c: Claim, rows: list[dict[str, object]]) -> list[str]:
-    out = []
-    for r in rows:
-        if c.scheme:
-            vals = f"{ci(r['a'])} | {ci(r['b'])} | {ci(r['v'])}"  # type: ignore[arg-type]
-        else:
-            vals = f"{ci(r['v'])} | | "  # type: ignore[arg-type]
-        out.append(
-            f"| {r['path']} | {r['place']} | {vals} | {r['n']} | {r['regime']} | {r['verdict']} |"
-        )
-    return out
-
-
-def summary_table(evaluated: list[tuple[Claim, list[dict[str, object]]]]) -> list[str]:
-    """One line per claim: priolab's number on each path (the first place that ran)."""
-    lines = [
-        "## Summary",
-        "",
-        f"| figure | claim | paper | {IDEAL} | {WL} |",
-        "|---|---|---|---|---|",
-    ]
-    for c, rows in evaluated:
-        cells = []
-        for path in (IDEAL, WL):
-            got = [r for r in rows if r["path"] == path]
-            cells.append(
-                "; ".join(
-                    f"{ci(r['v'])} ({r['place']}, {r['n']} runs; {r['verdict']})"  # type: ignore[arg-type]
-                    for r in got
-                )
-                or "not run"
-            )
-        lines.append(f"| {c.figure} | {c.text} | {paper_text(c)} | {cells[0]} | {cells[1]} |")
-    lines.append("")
-    return lines
 
 
 def _mean(runs: pd.DataFrame, sc: str, st: str, scheme: str, metric: str) -> float:
@@ -795,7 +390,7 @@ def _git(*args: str) -> str:
         return "unknown"
 
 
-def provenance(runs: pd.DataFrame, excl: pd.DataFrame, dirs: list[Path]) -> list[str]:
+def provenance(runs: pd.DataFrame, excl: pd.DataFrame) -> list[str]:
     lines = [
         "## What this rests on",
         "",
@@ -818,13 +413,8 @@ def provenance(runs: pd.DataFrame, excl: pd.DataFrame, dirs: list[Path]) -> list
         lines += ["Excluded runs (invalid):", ""]
         lines += [f"- {r.scenario}/{r.path}: {r.reasons}" for r in excl.itertuples()]
         lines.append("")
-    ran = {d.name for d in dirs}
-    missing = sorted({sc for v in PLACES.values() for sc, _, _ in v} - ran)
-    lines += [
-        f"Scenarios read: {', '.join(sorted(ran)) or 'none'}. Not run for this report (their "
-        f"claims show no row for that path): {', '.join(missing) or 'none'}.",
-        "",
-    ]
+    ran = sorted({str(x) for t in (runs, excl) if not t.empty for x in t["scenario"]})
+    lines += [f"Scenarios read: {', '.join(ran) or 'none'}.", ""]
     return lines
 
 
@@ -872,6 +462,27 @@ def map_section(points: Path | None, cells: Path | None) -> list[str]:
     return lines
 
 
+def body(runs: pd.DataFrame, excl: pd.DataFrame, points: Path | None, cells: Path | None
+         ) -> list[str]:  # fmt: skip
+    """The report's sections, from one site's runs and exclusions (`load`'s form)."""
+    lines = [
+        "Every mean is over a scheme's valid runs with its 95 % percentile bootstrap CI; a "
+        "ratio is w/o Pri's mean ÷ the compared scheme's. Guest's perspective, after the "
+        "warm-up. 'Regime' is read from the w/o Pri runs' diagnostics: window-limited when the "
+        f"Guest's sender was transport-limited ≥ {WINDOW_LIMITED_PCT:g} % of the time.",
+        "",
+    ]
+    lines += explanation(runs)
+    lines += regime_table(runs, excl)
+    lines += freeze_section(runs)
+    lines += freeze_map_section(runs)
+    lines += keyframe_section(runs)
+    lines += phase_section(runs)
+    lines += map_section(points, cells)
+    lines += provenance(runs, excl)
+    return lines
+
+
 def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
     runs, excl = load(dirs)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -882,68 +493,91 @@ def report(dirs: list[Path], points: Path | None, cells: Path | None) -> str:
         else ""
     )
     lines = [
-        "# RISE reproduction report",
+        "# RISE mechanisms report",
         "",
         "Generated by `python -m priolab.workloads.rise.reproduction` (`snakemake reproduction`) "
         "at commit "
-        f'{commit}{dirty}, {now}, from the runs listed under "What this rests on".',
+        f'{commit}{dirty}, {now}, from the runs listed under "What this rests on". The '
+        "paper's claims and their verdicts are on the RISE results page (`make docs`).",
         "",
         "Paper: [RISE] (Lin et al., MMAsia 2025), section 4; setup: [RISE setup] "
-        "(docs/rise-setup.md; the keys: docs/bibliography.md). "
-        "Every ratio is the mean over runs of w/o Pri (or the named scheme's baseline) ÷ the "
-        "mean of the compared scheme, with a 95 % percentile bootstrap CI that resamples each "
-        "scheme's runs independently; absolute values are means with their bootstrap CI. "
-        "Guest's perspective, after the warm-up. Two paths: the paper's link as [RISE setup] "
-        "gives it (70 Mbit/s shaped uplink, one BDP drop-tail queue, no random loss), and the "
-        "map's window-limited path (the same with 0.05 % iid uplink loss). 'Regime' is read "
-        f"from the w/o Pri runs' diagnostics: window-limited when the Guest's sender was "
-        f"transport-limited ≥ {WINDOW_LIMITED_PCT:g} % of the time.",
+        "(docs/rise-setup.md; the keys: docs/bibliography.md).",
         "",
     ]
-    evaluated = [(c, evaluate(c, runs)) for c in CLAIMS]
-    lines += summary_table(evaluated)
-    lines += explanation(runs)
-    lines += regime_table(runs, excl)
-    lines += freeze_section(runs)
-    lines += freeze_map_section(runs)
-    lines += keyframe_section(runs)
-    lines += phase_section(runs)
-    lines += map_section(points, cells)
-    lines += ["## The paper's claims, in detail", ""]
-    head = (
-        "| path | scenario/setting | baseline | compared | ratio [CI] | runs | regime | "
-        "paper's value vs CI |"
-    )
-    for c, ev in evaluated:
-        lines += [f"### {c.figure}: {c.text} — paper: {paper_text(c)}", ""]
-        rows = claim_rows(c, ev)
-        if not rows:
-            lines += ["No run of this setting in this report.", ""]
-            continue
-        if c.scheme:
-            lines += [
-                head.replace("baseline", c.base).replace("compared", c.scheme),
-                "|---|---|---|---|---|---|---|---|",
-            ]
-        else:
-            lines += [
-                f"| path | scenario/setting | {c.base} [CI] | | | runs | regime | bound |",
-                "|---|---|---|---|---|---|---|---|",
-            ]
-        lines += [*rows, ""]
-    lines += provenance(runs, excl, dirs)
+    lines += body(runs, excl, points, cells)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def paper_text(c: Claim) -> str:
-    lo, hi = c.paper
-    if c.qualitative:
-        return "near 0 (no number)"
-    if c.upper_bound:
-        return f"< {fmt(hi)}"
-    if math.isinf(hi):
-        return f"> {fmt(lo)}×"
-    return f"{fmt(lo)}×" if lo == hi else f"{fmt(lo)}–{fmt(hi)}×"
+def from_rows(rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`load`'s (runs, exclusions) from a page's rows (analysis/verdicts.py ROW_COLUMNS:
+    valid and invalid runs of one results folder): `setting` becomes `<setting>/<speed>` in
+    a scenario whose runs have several speeds, and each valid run gets its CPU share."""
+    if rows.empty:
+        return pd.DataFrame(), pd.DataFrame()
+    rows = rows.copy()
+    speeds = rows.groupby("scenario")["speed"].transform("nunique")
+    label = rows["setting"].astype(str) + "/" + rows["speed"].astype(str)
+    rows["setting"] = np.where(speeds > 1, label, rows["setting"].astype(str))
+    valid = rows["valid"].astype(bool)
+    runs, excl = rows[valid].copy(), rows[~valid].copy()
+    if not runs.empty:
+        runs["cpu_pct"] = [_cpu(_meta(Path(str(p)))) for p in runs.get("path", [""] * len(runs))]
+    return runs.reset_index(drop=True), excl.reset_index(drop=True)
+
+
+SIM_TREES = ("sim", "results-sim")
+"""The names of a tree of the sim site's runs: materialised from the evidence store, or the
+workflow's results tree."""
+
+
+def page_sections(ctx: PageContext) -> list[str]:
+    """The RISE results page's own sections (a section hook): the mechanisms report per
+    site's tree, never pooled, each under its site and saying what stale records it rests
+    on; then the regime map and the map of the real runs on it (maps.py), drawn from the
+    trees. The regime map's cells are the sim tree's (the map's grid runs on sim), else the
+    tree's own."""
+    from priolab.evidence import marks
+    from priolab.workloads.rise import maps, picture
+
+    out: list[str] = []
+    sim_tree = next((t for t in ctx.trees if t.name in SIM_TREES), None)
+    if sim_tree is not None:
+        maps.derive(sim_tree)
+    for tree in ctx.trees:
+        if tree is not sim_tree:
+            maps.derive(tree, cells=maps.cells_file(sim_tree) if sim_tree else None)
+    for tree in ctx.trees:
+        mine = ctx.rows[ctx.rows["tree"] == tree.name] if "tree" in ctx.rows else ctx.rows
+        runs, excl = from_rows(mine)
+        if runs.empty and excl.empty:
+            continue
+        sites = " and ".join(sorted({str(x) for x in runs.get("site", [])})) or "no"
+        pts = tree / maps.MAP / "rise_map_points.csv"
+        cells = maps.cells_file(sim_tree or tree)
+        out += [f"## Mechanisms on the {sites} site", ""]
+        stale = [f"{sc}: {marks.stale_count(g)} of {len(g)}" for sc, g in mine.groupby("scenario")
+                 if marks.stale_count(g)]  # fmt: skip
+        if stale:
+            out += ['!!! warning "What this report rests on"',
+                    "    Stale records (made by other code than this page's; `make "
+                    f"book-refresh` reruns them): {'; '.join(stale)}.", ""]  # fmt: skip
+        out += [*demote(body(runs, excl, pts if pts.is_file() else None,
+                             cells if cells.is_file() else None)), ""]  # fmt: skip
+        fig7 = [tree / n for n in picture.FIG7_SCENARIOS if (tree / n / "runs.csv").is_file()]
+        out += demote(picture.section(tree / "picture" / "runs.csv", fig7))
+    if ctx.out_dir is not None:
+        out += maps.section(list(ctx.trees), ctx.out_dir)
+    return out
+
+
+def demote(lines: list[str]) -> list[str]:
+    """The lines with every heading one level deeper (outside code blocks)."""
+    out, code = [], False
+    for line in lines:
+        if line.startswith("```"):
+            code = not code
+        out.append("#" + line if not code and line.startswith("#") else line)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,6 +51,16 @@ ON_MAP: dict[str, Any] = {
     "fifo_drop": "head",  # for nopri; w/ Pri ignores it
     "processing_delay_ms": 0.0,
 }
+# The scenarios whose settings on the map's axes become its real points (and that the
+# reproduction report reads): the paper's figures on the ideal path, the same in the
+# window-limited regime, and the map's real points. The map's other axes (policer,
+# controller, B x key frame) are off the loss x queue plane: the report lists their
+# settings, the map figure leaves them out.
+REPORT_SCENARIOS = (
+    "quick", "map-loss-queue", "rise-transport-wl", "rise-direction-wl", "rise-bitrate-wl",
+    "rise-transport", "rise-direction", "rise-bitrate", "rise-content", "rise-content-wl",
+    "map-policer", "map-cc-loss", "map-buffer-keyframe",
+)  # fmt: skip
 UPLINK_RATE_MBPS = 70.0
 DELAY_MS = 10.5  # each way: RTT 21 ms
 BASELINE, REFERENCE = "nopri", "pri"

@@ -27,6 +27,21 @@ there was an ERROR while the stream ran: the pipeline decodes nothing after it) 
 receiver older than PLI): `pli_sent` (RTCP PLIs the receiver sent), `pli_received` (that
 reached the sender), `key_frames_forced` (IDRs the encoder made at a PLI's request) and
 `undecodable_frames` (complete frames that arrived while the prediction chain was broken).
+
+The shape of the target over time ([RoQ §6.2-6.5]), from the sender's rate log and the
+downlink's capacity as the run's link names it (a trace: its first drop in rate starts the
+dip, the next rise ends it; NaN when the capacity does not dip): `target_changes_per_s` (how
+often the target changes), `target_top_bottom_pct` (samples at the trivial controller's
+highest or lowest level, 1280 or 256 kbit/s: "alternates between the highest and lowest
+level"), `send_rate_pre_dip_kbps` (the mean sent rate over the second half of the time
+before the dip: "after the initial ramp-up phase"), `target_min_dip_kbps` (the lowest target
+during the dip), `ramp_up_s` (from the first sample until the target first reaches 90 % of
+the highest target before the dip: the run's own "good link utilization") and `recovery_s`
+(from the end of the dip until the target reaches that level again; a run that never does
+counts the time to its last sample, a lower bound). The times are on the sender's clock from
+its first frame; the trace's clock starts with the link, at most the link's settle time
+(netem/README.md, "A trace's time 0") earlier, which these windows of tens of seconds do not
+resolve.
 A run with `no_picture` or `decoder_stopped` is not a low-quality run like the others: the
 SSIM table says so beside its SSIM (figures.py).
 
@@ -184,6 +199,82 @@ def rate_table(run_dir: Path, t0_us: float) -> pd.DataFrame:
     return r
 
 
+TRIVIAL_EDGE_BPS = (256_000.0, 1_280_000.0)
+"""The trivial controller's lowest and highest levels ([RoQ §3.3]; roq-core trivial.rs)."""
+RAMP_SHARE = 0.9
+"""`ramp_up_s` and `recovery_s`: the target reaches this share of its highest before the dip
+(an assumption: the paper's "good link utilization" has no number)."""
+
+
+CSV_ONLY_KEYS = ("gap", "max_gap_s", "rate_unit", "step_s", "time_column", "time_format")
+"""A trace's keys that only a CSV trace may set; metadata.json's link holds every key with its
+default, so they are left out when reading another format back."""
+
+
+def capacity_dip(meta: dict[str, Any]) -> tuple[float, float] | None:
+    """(start_s, end_s) of the downlink capacity's first dip (a drop in rate and the next
+    rise), from the trace the run's link names; None for a constant rate, a trace that does
+    not dip, or one that cannot be read."""
+    from traces.config import TraceRate
+    from traces.throughput import RateSchedule, load_trace
+
+    try:
+        run = meta["run"]
+        cfg = run["link"]["downlink"].get("trace")
+        if not cfg:
+            return None
+        csv_only = () if cfg.get("format") == "csv" else CSV_ONLY_KEYS
+        trace = TraceRate.model_validate({k: v for k, v in cfg.items()
+                                          if v is not None and k not in csv_only})  # fmt: skip
+        sched = load_trace(trace, Path(run.get("base_dir", ".")))
+    except Exception:  # noqa: BLE001 (any unreadable link or trace: no dip to report)
+        return None
+    if not isinstance(sched, RateSchedule):
+        return None
+    t, r = np.asarray(sched.times_s, float), np.asarray(sched.rate_mbps, float)
+    down = np.flatnonzero(np.diff(r) < 0)
+    if not len(down):
+        return None
+    i = int(down[0]) + 1
+    up = np.flatnonzero(np.diff(r[i:]) > 0)
+    end = float(t[i + int(up[0]) + 1]) if len(up) else float(sched.duration_s)
+    return float(t[i]), end
+
+
+def shape_metrics(rate: pd.DataFrame, dip: tuple[float, float] | None) -> dict[str, float]:
+    """The target's shape over time (module docstring), from the rate table."""
+    nan = math.nan
+    out = dict.fromkeys(("target_changes_per_s", "target_top_bottom_pct",
+                         "send_rate_pre_dip_kbps", "target_min_dip_kbps", "ramp_up_s",
+                         "recovery_s"), nan)  # fmt: skip
+    if len(rate) < 2:
+        return out
+    t = rate["time_s"].to_numpy(float)
+    target = rate["target_bps"].to_numpy(float)
+    span = t[-1] - t[0]
+    if span > 0:
+        out["target_changes_per_s"] = float(np.count_nonzero(np.diff(target))) / span
+    out["target_top_bottom_pct"] = 100.0 * float(np.isin(target, TRIVIAL_EDGE_BPS).mean())
+    if dip is None:
+        return out
+    start, end = dip
+    before, during = t < start, (t >= start) & (t < end)
+    if before.any():
+        half = before & (t >= start / 2)
+        if half.any():
+            out["send_rate_pre_dip_kbps"] = float(rate["send_rate_bps"].to_numpy(float)[half]
+                                                  .mean() / 1e3)  # fmt: skip
+        level = RAMP_SHARE * float(target[before].max())
+        reached = np.flatnonzero(before & (target >= level))
+        out["ramp_up_s"] = float(t[reached[0]] - t[0]) if len(reached) else nan
+        after = np.flatnonzero((t >= end) & (target >= level))
+        if t[-1] >= end:
+            out["recovery_s"] = float(t[after[0]] - end) if len(after) else float(t[-1] - end)
+    if during.any():
+        out["target_min_dip_kbps"] = float(target[during].min() / 1e3)
+    return out
+
+
 def _pct(v: np.ndarray, q: float) -> float:
     return float(np.percentile(v, q)) if len(v) else math.nan
 
@@ -271,7 +362,7 @@ def run_analysis(
     rate = rate_table(run_dir, t0)
     rate.to_parquet(out / RATE_TABLE, index=False)
     host, guest = (_json(run_dir / ep / "summary.json") for ep in ("host", "guest"))
-    return metrics(frames, rate, host, guest)
+    return metrics(frames, rate, host, guest) | shape_metrics(rate, capacity_dip(meta))
 
 
 class RoqAnalysis:
@@ -319,10 +410,12 @@ class RoqAnalysis:
             "",
         ]
 
-    def figures(self, runs: pd.DataFrame, scenario_dir: Path) -> tuple[list[Path], list[str]]:
-        from priolab.workloads.roq.figures import make_figures
+    def figure_data(
+        self, run_dir: Path, meta: dict[str, Any], tables_dir: Path
+    ) -> dict[str, dict[str, list[Any]]]:
+        from priolab.workloads.roq.figure_data import figure_data
 
-        return make_figures(runs, scenario_dir)
+        return figure_data(run_dir, meta, tables_dir)
 
 
 ANALYSIS = RoqAnalysis()

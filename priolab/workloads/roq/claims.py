@@ -1,6 +1,6 @@
-"""The mechanism behind a verdict on [RoQ]'s claims (book/papers.py RoQ, judged by
-analysis/judged.py `standard`): per configuration, what the receiver saw, read off the runs
-(runs.csv rows, valid runs).
+"""The mechanism behind a verdict on [RoQ]'s claims (paper.py's `why`, analysis/why.py
+`Why`; the verdict is analysis/verdicts.py's): per configuration, what the receiver saw, read
+off the runs of the claim's point.
 
 A run's mean SSIM is over every frame the sender encoded: a frame the receiver decoded
 scores its own picture, one it did not scores the picture still on screen (or black). So the
@@ -16,7 +16,7 @@ import math
 
 import pandas as pd
 
-from analysis.judged import mean_of, per_scheme, quoted, scheme_of
+from analysis.why import mean_of, per_scheme, quoted, scheme_of
 
 
 def receiver(runs: pd.DataFrame) -> str:
@@ -44,5 +44,5 @@ def receiver(runs: pd.DataFrame) -> str:
 
 
 def what_the_receiver_got(num: pd.DataFrame, den: pd.DataFrame) -> str:
-    """judged.Why for RoQ: each configuration's receiver in numbers."""
+    """analysis.why.Why for RoQ: each configuration's receiver in numbers."""
     return "; ".join(per_scheme(num, den, receiver))

@@ -1,4 +1,5 @@
-"""Scenario figures and the SSIM table of the `roq` workload ([RoQ Figs. 4-7]).
+"""Scenario figures and the SSIM table of the `roq` workload ([RoQ Figs. 4-7]), drawn from
+runs.csv and each run's figure data (figure_data.py), never from a run's tables.
 
 - `roq_target_<setting>` (Figs. 4-6): the controller's target bitrate (line) and the rate
   the sender transmitted (light line) against time, one panel per configuration, the mean
@@ -26,12 +27,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.compare import for_scenario
+from analysis.figure_data import array, read
 from analysis.figures import save
 from analysis.stats import bootstrap_ci, ci_text
-from ground import rundir
-from priolab.paths import REPO_ROOT
 from priolab.workloads.logs import numeric_key
-from priolab.workloads.roq.analysis import FRAMES_TABLE, RATE_TABLE
 
 Label = Callable[[str], str]
 
@@ -49,41 +48,27 @@ PAPER_SSIM: dict[tuple[str, str], float] = {
 }
 
 
-def _table(path: Path, name: str) -> pd.DataFrame | None:
-    p = path / "tables" / name
-    return pd.read_parquet(p) if p.is_file() else None
-
-
-def _capacity(run_path: Path) -> pd.DataFrame | None:
-    """The downlink's rate schedule of the run (time_s, rate_mbps), if it is a trace."""
-    import json
-
-    from traces.throughput import RateSchedule, read_schedule
-
-    try:
-        meta = json.loads((run_path / rundir.METADATA).read_text())
-        tr = meta["run"]["link"]["downlink"]["trace"]
-        # as the scenario names it, relative to the scenario's folder (the run record's
-        # base_dir; runs recorded before it had one came from scenarios/)
-        base = Path(meta["run"].get("base_dir") or REPO_ROOT / "scenarios")
-        f = Path(tr["file"])
-        sched = read_schedule(f if f.is_absolute() else base / f)
-    except (OSError, KeyError, TypeError, ValueError):
-        return None
-    if not isinstance(sched, RateSchedule):
-        return None
-    t = np.append(sched.times_s, sched.duration_s)
-    r = np.append(sched.rate_mbps, sched.rate_mbps[-1])
-    return pd.DataFrame({"time_s": t, "rate_mbps": r})
+def _capacity(paths: list[Path]) -> pd.DataFrame | None:
+    """The downlink's rate schedule (time_s, rate_mbps) from the first run whose figure data
+    keeps it (repetition 1 of a trace-driven link), else None."""
+    for p in paths:
+        cap = read(p).get("capacity")
+        if cap:
+            return pd.DataFrame(
+                {"time_s": array(cap["time_s"]), "rate_mbps": array(cap["rate_mbps"])}
+            )
+    return None
 
 
 def _mean_rate(paths: list[Path]) -> pd.DataFrame | None:
+    """The runs' target and transmitted rates averaged per 0.5 s bin (figure data `rate`)."""
     parts = []
     for p in paths:
-        r = _table(p, RATE_TABLE)
-        if r is not None and len(r):
-            r = r.assign(t=np.round(r["time_s"] * 2) / 2)  # 0.5 s bins
-            parts.append(r.groupby("t")[["target_bps", "send_rate_bps"]].mean())
+        r = read(p).get("rate")
+        if r and r["t"]:
+            parts.append(pd.DataFrame({"target_bps": array(r["target_bps"]),
+                                       "send_rate_bps": array(r["send_rate_bps"])},
+                                      index=pd.Index(array(r["t"]), name="t")))  # fmt: skip
     if not parts:
         return None
     return pd.concat(parts).groupby(level=0).mean()
@@ -107,7 +92,7 @@ def fig_targets(runs: pd.DataFrame, out: Path, cmp_order: list[str], label: Labe
             set(rs["scheme"]), key=lambda s: (cmp_order.index(s) if s in cmp_order else 99, s)
         )
         fig, axes = _grid(len(schemes))
-        cap = _capacity(Path(rs["path"].iloc[0]))
+        cap = _capacity([Path(p) for p in rs["path"]])
         for ax, sch in zip(axes, schemes, strict=True):
             m = _mean_rate([Path(p) for p in rs.loc[rs["scheme"] == sch, "path"]])
             if m is not None:
@@ -163,27 +148,21 @@ def fig_ssim_time(runs: pd.DataFrame, out: Path, cmp_order: list[str], label: La
                 key=lambda x: cmp_order.index(x[0]) if x[0] in cmp_order else 99,
             )
         ):
-            parts = [t for t in (_table(Path(p), FRAMES_TABLE) for p in g["path"]) if t is not None]
+            parts = [d["ssim"] for d in (read(Path(p)) for p in g["path"]) if d.get("ssim")]
             if not parts:
                 continue
-            n = min(len(t) for t in parts)
-            s = np.mean([t["ssim"].to_numpy(float)[:n] for t in parts], axis=0)
-            t_s = parts[0]["capture_ms"].to_numpy(float)[:n] / 1e3
-            w = max(1, int(len(s) / 240))  # smooth to ~240 points
-            smooth = pd.Series(s).rolling(w, min_periods=1).mean().to_numpy()
+            n = min(len(p["ssim"]) for p in parts)
+            s = np.nanmean([array(p["ssim"])[:n] for p in parts], axis=0)
+            t_s = array(parts[0]["t"])[:n]
             ax.plot(
-                t_s[::w],
-                smooth[::w],
-                label=label(sch),
-                lw=0.8,
-                color=f"C{k % 10}",
-                ls="-" if k < 10 else "--",
+                t_s, s, label=label(sch), lw=0.8, color=f"C{k % 10}", ls="-" if k < 10 else "--"
             )
         ax.set_xlabel("time (s)")
         ax.set_ylabel("SSIM")
         ax.legend(fontsize=5, ncol=2)
         made += save(fig, out, f"roq_ssim_time_{setting}",
-                     f"Per-frame SSIM (lost frames score their frozen picture), "
+                     f"Per-frame SSIM (lost frames score their frozen picture), mean over "
+                     f"repetitions of each run's consecutive-frame groups (~240 per run), "
                      f"{setting}")  # fmt: skip
     return made
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ground import rundir
 from priolab.paths import REPO_ROOT
-from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim, no_quic
+from priolab.workloads.base import PEER_LOST_EXIT, ProcessSpec, RunContext, all_in_sim, no_quic
 from priolab.workloads.roq.source import SOURCES, source_path
 
 UDP_START_DELAY_S = 0.5  # assumption: ample for the receiver to bind its socket
@@ -148,7 +148,8 @@ class Roq:
                 if ctx.qlog:
                     sender += ["--qlog-dir", str(rundir.qlog_dir(host_dir))]
                     receiver += ["--qlog-dir", str(rundir.qlog_dir(guest_dir))]
-                specs.append(ProcessSpec(f"roq-sender{tag}", pair.host, sender))
+                specs.append(ProcessSpec(f"roq-sender{tag}", pair.host, sender,
+                                         lost_exit_codes=(PEER_LOST_EXIT,)))  # fmt: skip
                 specs.append(
                     # quicsetup::connect waits for --cert itself (see QuicPair)
                     ProcessSpec(
@@ -157,6 +158,7 @@ class Roq:
                         receiver,
                         wait_for_file=cert,
                         waits_itself=True,
+                        lost_exit_codes=(PEER_LOST_EXIT,),
                     )  # fmt: skip
                 )
             else:
