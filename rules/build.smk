@@ -3,16 +3,20 @@
 
 # the sim site needs one binary, priolab-sim, which links every sim endpoint and linkem's core;
 # a real-time site the programs of its scenarios' workloads and linkem (so the quick RISE
-# reproduction builds no roq, and needs no GStreamer)
-from priolab.testbed import cargo_packages, needs
+# reproduction builds no roq, and needs no GStreamer); every site what its scenarios' analyses
+# load here (roq's scoring kernel, roq-score: priolab/workloads/roq/kernel.py)
+from priolab.testbed import analysis_crates, build_packages
 
-CARGO_PACKAGES = ("-p priolab-sim" if SITE == "sim" else
-                  " ".join(cargo_packages(needs([f for f, _, _ in SCENARIOS.values()]))))
+_SCENARIO_FILES = [f for f, _, _ in SCENARIOS.values()]
+CARGO_PACKAGES = " ".join(
+    ["--package=priolab-sim", *(f"--package={c}" for c in analysis_crates(_SCENARIO_FILES))]
+    if SITE == "sim" else build_packages(_SCENARIO_FILES)
+)
 
 
 rule build:
-    """Build the Rust workspace (endpoints and linkem; on the sim site only priolab-sim) once;
-    again only if sources change."""
+    """Build what the scenarios need (their endpoints and linkem, or on the sim site
+    priolab-sim; and their analyses' crates) once; again only if sources change."""
     input:
         RUST_SOURCES,
     output:
