@@ -99,3 +99,16 @@ def test_a_missing_library_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     plane = np.zeros((1, 8, 8), np.uint8)
     with pytest.raises(kernel.KernelMissing, match=r"libnone\.so.*build --release -p roq-score"):
         kernel.score_pairs(plane, plane, np.array([0]), np.array([0]))
+
+
+def test_a_missing_library_stops_the_tables_step_before_it_writes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The metrics rule's first step on a roq run fails naming the library, and leaves no
+    tables folder behind (nothing half-written)."""
+    from priolab.workloads.roq.analysis import RoqAnalysis
+
+    monkeypatch.setenv("PRIOLAB_ROQ_SCORE", str(tmp_path / "libgone.so"))
+    with pytest.raises(kernel.KernelMissing, match=r"libgone\.so"):
+        RoqAnalysis().write_tables(tmp_path, tmp_path / "tables")
+    assert not (tmp_path / "tables").exists()

@@ -48,7 +48,7 @@ import pandas as pd
 from analysis.logs import AnalysisError
 from priolab.engine import rundir
 from priolab.workloads.logs import read_csv_log
-from priolab.workloads.roq.kernel import psnrs_db, score_pairs
+from priolab.workloads.roq.kernel import load_kernel, psnrs_db, score_pairs
 from priolab.workloads.roq.workload import RoqParams
 from priolab.workloads.what_ran import what_ran
 
@@ -286,6 +286,7 @@ class RoqAnalysis:
     log_dirs: tuple[str, ...] = ("guest", "host")
 
     def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
+        load_kernel()  # a missing build stops the step before it writes anything
         try:
             run_analysis(run_dir, tables_dir.name)
         except RoqLogError as e:

@@ -62,6 +62,12 @@ def _load(path: Path) -> ctypes.CDLL:
     return lib
 
 
+def load_kernel() -> None:
+    """Loads the library now (raises KernelMissing naming it), so that a step can stop before
+    it writes anything."""
+    _load(library_path())
+
+
 def _planes(name: str, a: np.ndarray) -> np.ndarray:
     """`a` as pictures the kernel can read: uint8, (count, height, width), each picture's rows
     contiguous (a view when they are, else a copy)."""
