@@ -13,7 +13,7 @@ terms stay below 2³⁰; the products are taken in float64.
 
 This numpy code is the definition. The analysis scores with the Rust kernel (kernel.py), which
 gives the same bits for a fraction of the CPU
-(docs/investigations/2026-12-07-roq-scoring-kernel.md).
+(docs/investigations/2026-12-08-roq-scoring-kernel.md).
 """
 
 from __future__ import annotations
