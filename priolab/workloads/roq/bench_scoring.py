@@ -32,9 +32,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from priolab.engine import rundir
 from priolab.paths import REPO_ROOT
 
-SKIP = ("tables", "metrics.json")  # what the metrics step writes: left out of the copies
+SKIP = (rundir.TABLES, rundir.METRICS)  # what the metrics step writes: left out of copies
 STEP = (("analysis.tables",), ("analysis.metrics",))
 
 
@@ -89,8 +90,8 @@ def metrics_step(checkout: Path, run: Path) -> Timing:
 
 def outputs(run: Path) -> list[Path]:
     """What the metrics step wrote, relative to the run."""
-    tables = sorted(p.relative_to(run) for p in (run / "tables").rglob("*") if p.is_file())
-    return [Path("metrics.json"), *tables]
+    tables = sorted(p.relative_to(run) for p in (run / rundir.TABLES).rglob("*") if p.is_file())
+    return [Path(rundir.METRICS), *tables]
 
 
 def differing(a: Path, b: Path) -> list[str]:
