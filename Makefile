@@ -143,6 +143,7 @@ lint:
 	cargo clippy --release --workspace --all-targets --locked -- -D warnings
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 test-rust:
 	cargo test --release --workspace --locked

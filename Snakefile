@@ -8,7 +8,7 @@
 #
 # Configuration: config/config.yaml (defaults), validated against config/config.schema.yaml
 # with everything --config and profiles add. Rules live in rules/*.smk, their scripts in
-# rules/scripts/; run-folder paths come from priolab/engine/rundir.py.
+# rules/scripts/; run-folder paths come from ground/rundir.py.
 from snakemake.utils import validate
 
 

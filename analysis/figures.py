@@ -34,7 +34,7 @@ def palette(schemes: list[str]) -> dict[str, tuple[float, float, float]]:
     """A colour per scheme: the compared schemes' in the scenario's order, then the rest."""
     order = agg.COMPARISON.order
     colors = sns.color_palette("colorblind", len(order) + 4)
-    out = {}
+    out: dict[str, tuple[float, float, float]] = {}
     for s in schemes:
         i = order.index(s) if s in order else len(order) + len(out) % 4
         out[s] = colors[i]

@@ -326,11 +326,12 @@ def readings_section(paper: Paper, scenarios: list[ScenarioRuns]) -> list[str]:
     for (figure, text, _), by_reading in groups.items():
         cells = []
         for r in paper.readings:
-            c = by_reading.get(r)
-            if c is None:
+            reading_claim = by_reading.get(r)
+            if reading_claim is None:
                 cells.append("–")
                 continue
-            rows = [row for row in claim_rows(replace(c, judge=paper.judge(c)), scenarios)
+            judged = replace(reading_claim, judge=paper.judge(reading_claim))
+            rows = [row for row in claim_rows(judged, scenarios)
                     if verdict_kind(row[5]) != "not run"]  # fmt: skip
             if rows:
                 tally[r].append(all(verdict_kind(row[5]) == "reproduced" for row in rows))

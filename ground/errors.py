@@ -112,10 +112,10 @@ def problems_from(err: ValidationError, prefix: str = "") -> list[tuple[str, str
         out.append((key_path(loc, prefix), msg))
     # the members of a union fail at the same key: one problem, their messages joined
     merged: dict[str, list[str]] = {}
-    for k, m in out:
+    for k, text in out:
         merged.setdefault(k, [])
-        if m not in merged[k]:
-            merged[k].append(m)
+        if text not in merged[k]:
+            merged[k].append(text)
     # a union member that got further (a mapping's key) says more than the ones that did not
     deeper = {k for k in merged if any(o.startswith(k + ".") for o in merged)}
     return [(k, " or ".join(ms)) for k, ms in merged.items() if k not in deeper]

@@ -56,7 +56,7 @@ class Reason:
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> Reason:
         try:
-            code = Code(obj.get("code"))
+            code = Code(str(obj.get("code")))
         except ValueError:
             code = Code.UNSTRUCTURED
         node = obj.get("node")

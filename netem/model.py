@@ -21,6 +21,10 @@ MAX_FRAME_BYTES = MTU_BYTES + ETH_HEADER_BYTES
 """A full-size frame as both backends count it: Ethernet header + IP packet (no FCS)."""
 
 
+# the link backends a scenario may ask for (`auto`: tc where the kernel has netem, else linkem)
+BackendName = Literal["auto", "tc", "userspace"]
+
+
 class Strict(BaseModel):
     """Base for config models: unknown keys are errors."""
 
@@ -204,7 +208,7 @@ class Direction(Strict):
 class Link(Strict):
     """A bidirectional emulated link. In the access topology uplink is guest→host."""
 
-    backend: Literal["auto", "tc", "userspace"] = "auto"
+    backend: BackendName = "auto"
     packet_log: bool = Field(
         default=False,
         description="userspace backend: linkem writes RUN_DIR/linkem-packets.log, one JSON line "

@@ -10,9 +10,10 @@ import os
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from netem.backend import LinkBackend
+from netem.model import BackendName
 from netem.nsexec import add_netns, del_netns, offloads_off
 
 QDISC_ARGS: dict[str, list[str]] = {
@@ -78,9 +79,7 @@ def probe_kernel() -> KernelSupport:
     return support
 
 
-def choose_backend(
-    requested: Literal["auto", "tc", "userspace"], support: KernelSupport
-) -> tuple[str, str]:
+def choose_backend(requested: BackendName, support: KernelSupport) -> tuple[str, str]:
     """(backend name, reason). Raises RuntimeError if the requested backend cannot work."""
     missing = [k for k in ("netem", "htb", "bfifo", "pfifo") if not support.qdiscs.get(k)]
     if requested == "tc":

@@ -43,10 +43,14 @@ class Topology(Strict):
         return self
 
 
+# the workload kinds, for the JSON schema editors read
+WORKLOAD_ENUM: dict[str, Any] = {"enum": sorted(WORKLOADS)}
+
+
 class WorkloadSpec(Strict):
     kind: str = Field(
         description="a workload folder of priolab/workloads/",
-        json_schema_extra={"enum": sorted(WORKLOADS)},
+        json_schema_extra=WORKLOAD_ENUM,
     )
     params: dict[str, Any] = Field(default_factory=dict)
 
@@ -230,7 +234,7 @@ class RunSpec:
 
     @property
     def rel_dir(self) -> Path:
-        from priolab.engine import rundir
+        from ground import rundir
 
         return rundir.rel_dir(self.scenario, self.setting, self.scheme, self.speed, self.rep)
 

@@ -32,8 +32,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ground import rundir
 from ground.errors import ScenarioError, problems_from
-from priolab.engine import rundir
 from priolab.engine.finish import finish as engine_finish
 from priolab.engine.plan import PlanError, RunPlan, Site, SiteNode, plan
 from priolab.scenario import RunSpec, expand, load

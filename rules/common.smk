@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.engine.sim_spec import sim_check
 from ground.errors import UserError
 from priolab.scenario import expand, input_files, load, read_yaml

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from analysis import qlog
-from priolab.engine import rundir
+from ground import rundir
 
 SENT, RECEIVED = "transport:packet_sent", "transport:packet_received"
 

@@ -1,6 +1,6 @@
 """What every netns test of a workload does, once: skip unless its programs are built, write a
 shortened copy of a shipped scenario, run one matrix point with `priolab run-one` into a run
-folder laid out by priolab/engine/rundir.py, and check the verdict (valid, but for a CPU the
+folder laid out by ground/rundir.py, and check the verdict (valid, but for a CPU the
 machine's other work saturated: that verdict is the harness working, tested in test_cpu.py).
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from priolab.engine import rundir
-from priolab.engine.reasons import Code, from_metadata, without
+from ground import rundir
+from ground.reasons import Code, from_metadata, without
 from tests.conftest import REPO
 
 RELEASE = REPO / "target" / "release"

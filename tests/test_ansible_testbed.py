@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 import priolab.testbed as pt
-from priolab.engine import rundir
+from ground import rundir
 from tests.conftest import REPO
 from tests.netns_runs import RELEASE, run_point, valid_but_for_load
 from tests.testbed_netns import NetnsTestbed

@@ -6,9 +6,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ground.reasons import aborted, from_metadata
 from priolab.engine import judge as judging
 from priolab.engine.judge import linkem_final, tc_final
-from priolab.engine.reasons import aborted, from_metadata
 from priolab.engine.report import ProcessReport
 from tests.engine_plans import node_reports, run_plan
 from tests.test_netem_linkem_stats import line, write

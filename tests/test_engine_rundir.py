@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from priolab.engine import rundir
+from ground import rundir
 
 
 def test_path_pattern_and_coords_agree(tmp_path: Path) -> None:

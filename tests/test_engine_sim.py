@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from ground.errors import ScenarioError
+from ground.reasons import Code, from_metadata
 from priolab.engine import judge as judging
 from priolab.engine.judge import sim_link_final
 from priolab.engine.plan import GRACE_S, RunPlan, plan
-from priolab.engine.reasons import Code, from_metadata
 from priolab.engine.sim_report import CANCELLED, node_reports, recv_drops, run_errors
 from priolab.engine.sim_spec import (
     SIM_EPOCH_UNIX_NS,

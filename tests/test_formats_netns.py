@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from priolab.engine import rundir
+from ground import rundir
 from tests.conftest import needs_root
 from tests.formats_checks import check_pcap, check_qlogs, tshark
 from tests.netns_runs import require_built, run_point, shortened

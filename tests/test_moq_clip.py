@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
+from ground import rundir
 from priolab import cli
-from priolab.engine import rundir
 from priolab.workloads.moq import clip
 from tests.conftest import REPO
 from tests.test_sim_site import needs_real_sim, no_lock  # noqa: F401 (a fixture)

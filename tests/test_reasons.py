@@ -1,4 +1,4 @@
-"""Invalid-run reasons as data (priolab/engine/reasons.py) and the VM site's second judging
+"""Invalid-run reasons as data (ground/reasons.py) and the VM site's second judging
 (engine/finish.py rejudge): old run folders still read, nothing decides on prose."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from priolab.engine import rundir
+from ground import rundir
+from ground.reasons import Code, Reason, from_metadata, kind, verdict_fields, without
 from priolab.engine.finish import finish, rejudge
-from priolab.engine.reasons import Code, Reason, from_metadata, kind, verdict_fields, without
 from tests.engine_plans import node_report, run_plan
 
 REPO = Path(__file__).resolve().parent.parent

@@ -15,8 +15,8 @@ import yaml
 
 from analysis.aggregate import aggregate
 from analysis.metrics import run_metrics
+from ground import rundir
 from priolab import cli
-from priolab.engine import rundir
 from priolab.paths import sim_binary
 from priolab.scenario import expand, load
 from priolab.workloads.rise import regime_map

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from ground import rundir
 from priolab import cli
-from priolab.engine import rundir
 from tests.roq_steps import DURATION_S, check_scream_run, step_scenario
 from tests.test_sim_site import _log_files, needs_real_sim
 

@@ -29,7 +29,7 @@ import pytest
 import yaml
 
 from analysis.sameness import moved
-from priolab.engine import rundir
+from ground import rundir
 from priolab.paths import sim_binary
 from tests.conftest import GENERIC_LIBM, REPO
 

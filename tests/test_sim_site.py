@@ -24,9 +24,8 @@ from analysis.guards import guard_problems, guards_for
 from analysis.metrics import run_metrics
 from analysis.workload import analysis_for
 from ground import data as ground_data
-from ground import machine_lock
+from ground import machine_lock, rundir
 from priolab import cli
-from priolab.engine import rundir
 from priolab.engine.sim_spec import SIM_EPOCH_UNIX_NS
 from priolab.paths import sim_binary
 from priolab.workloads import PACKAGES

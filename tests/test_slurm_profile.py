@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ground import rundir
 from priolab import provenance
-from priolab.engine import rundir
 from priolab.paths import REPO_ROOT, sim_binary
 from priolab.scenario import expand, load
 from tests.conftest import REPO

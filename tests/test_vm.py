@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from priolab.engine.reasons import Code, from_metadata, without
+from ground.reasons import Code, from_metadata, without
 from tests.conftest import REPO, VM_JOB_SUMMARY
 from vm.run import Budget, JobResult
 

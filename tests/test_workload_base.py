@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads import WORKLOADS
 from priolab.workloads.base import CERT_FILE, Pair, QuicPair, RunContext
 from priolab.workloads.dtp.workload import DtpParams

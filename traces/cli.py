@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -229,7 +229,7 @@ def _frames_info(path: Path, as_json: bool) -> int:
     from traces.frames import read_frames
 
     f = read_frames(path)
-    d = {
+    d: dict[str, Any] = {
         "kind": "frames",
         "frames": len(f.size_bytes),
         "key_frames": int(f.is_key.sum()),

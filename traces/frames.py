@@ -106,7 +106,12 @@ def read_gop_csv(path: Path) -> FrameTrace:
     head_no, head = lines[0]
     if [h.strip() for h in head.split(",")] != GOP_HEADER:
         raise TraceError(path, f"header {head!r}; allowed exactly {','.join(GOP_HEADER)}", head_no)
-    keys, sizes, picts, pts, dts, refs = [], [], [], [], [], []
+    keys: list[bool] = []
+    sizes: list[int] = []
+    picts: list[str] = []
+    pts: list[float] = []
+    dts: list[float] = []
+    refs: list[tuple[int, ...]] = []
     for lineno, s in lines[1:]:
         f = [x.strip() for x in s.split(",")]
         if len(f) != len(GOP_HEADER):

@@ -154,7 +154,7 @@ def read_layout(path: Path, source: TrackingSource | None = None) -> TrackingTra
     ti = pick("time", True)
     assert ti is not None
     tname = names[ti]
-    unit = src.time_unit or next((t for t in _tokens(tname) if t in _TIME_SCALE), "s")
+    unit: str = src.time_unit or next((t for t in _tokens(tname) if t in _TIME_SCALE), "s")
     times = np.array(
         [
             time_value(path, c, f"time ({tname})", src.time_format, cell_line(ti, k))

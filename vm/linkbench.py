@@ -137,7 +137,7 @@ def _await_line(recv: subprocess.Popen[bytes], want: str, timeout_s: float) -> N
     """Wait until the udpprobe receiver prints `want` (or fail, saying why). Reads a line at a
     time after select(): safe because the receiver prints its bound line before the sender
     starts and its first-packet line after, so two lines never wait in the buffer at once."""
-    assert recv.stdout is not None
+    assert recv.stdout is not None and recv.stderr is not None
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         ready, _, _ = select.select([recv.stdout], [], [], 0.5)

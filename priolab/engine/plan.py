@@ -311,8 +311,8 @@ def _link_plan(spec: RunSpec, site: Site, lead_ms: int) -> dict[str, Any]:
         link["teardown"][node].append({"argv": teardown_police_argv(dev), "check": False})
         trace = plan[key]["trace"]
         if trace is not None:  # the tc trace replayer: a process of the shaping node
-            points, period_ms = lead_points(*trace, lead_ms)
-            loop = trace[2]
+            trace_points, trace_period_ms, loop = trace
+            points, period_ms = lead_points(trace_points, trace_period_ms, loop, lead_ms)
             sn = site.nodes[node]
             fname = f"{rundir.tc_replay(key)}.json"
             schedule = replay_schedule(dev, points, period_ms, loop)

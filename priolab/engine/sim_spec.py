@@ -144,16 +144,17 @@ def sim_spec(
     for node, np_ in run_plan.nodes.items():
         ns = np_.spec
         term_wait_s = max(term_wait_s, ns.term_wait_s)
-        for p in ns.processes:
-            if p.env:
-                raise SimPlanError([(f"workload (process {p.name})", "sets environment "
-                                     f"variables {sorted(p.env)}: the endpoints of a sim run "
-                                     "share one process and its one environment")])  # fmt: skip
+        for proc in ns.processes:
+            if proc.env:
+                raise SimPlanError([(f"workload (process {proc.name})", "sets environment "
+                                     f"variables {sorted(proc.env)}: the endpoints of a sim "
+                                     "run share one process and its one environment")])  # fmt: skip
             processes.append({
-                "node": node, "name": p.name, "argv": [Path(p.argv[0]).name, *p.argv[1:]],
-                "cwd": str(rd), "start_at_s": p.start_at_s, "runs_to_end": p.runs_to_end,
-                "ok_exit_codes": list(p.ok_exit_codes),
-                "stdout": str(rd / p.stdout), "stderr": str(rd / p.stderr),
+                "node": node, "name": proc.name,
+                "argv": [Path(proc.argv[0]).name, *proc.argv[1:]],
+                "cwd": str(rd), "start_at_s": proc.start_at_s, "runs_to_end": proc.runs_to_end,
+                "ok_exit_codes": list(proc.ok_exit_codes),
+                "stdout": str(rd / proc.stdout), "stderr": str(rd / proc.stderr),
             })  # fmt: skip
     processes.sort(key=lambda x: x["start_at_s"])
     capture = run_plan.run.get("capture")

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.paths import REPO_ROOT
 
 CERT_FILE = "cert.der"

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from priolab.engine import rundir
+from ground import rundir
 
 JOB_OVERHEAD_CPU_S = 4.2
 """CPU seconds a Slurm job spends around its run, measured in parts on a 2-core machine

@@ -36,7 +36,9 @@ def police_stats(bench: Bench, dev: str = IF_MB) -> tuple[str, dict[str, int]]:
                   "overlimits": overlimits}  # fmt: skip
 
 
-POLICER = {"rate_mbps": 2.0, "burst_bytes": 10_000}
+POLICER_RATE_MBPS = 2.0
+POLICER_BURST_BYTES = 10_000
+POLICER = {"rate_mbps": POLICER_RATE_MBPS, "burst_bytes": POLICER_BURST_BYTES}
 
 
 def test_policer_cuts_a_burst_above_its_bucket(bench: Bench, record: dict) -> None:
@@ -54,7 +56,7 @@ def test_policer_cuts_a_burst_above_its_bucket(bench: Bench, record: dict) -> No
     assert applied["stop"]["errors"] == []
     received = p.received_mask()
     burst_ms = (p.send_ns.max() - p.send_ns.min()) / 1e6
-    lo, hi = policer_pass_bounds(POLICER["burst_bytes"], POLICER["rate_mbps"], frame, burst_ms)
+    lo, hi = policer_pass_bounds(POLICER_BURST_BYTES, POLICER_RATE_MBPS, frame, burst_ms)
     s = delay_summary(p)
     record["tc_policer_burst"] = {
         "sent": n, "received": int(received.sum()), "bucket_pkts": lo, "burst_ms": burst_ms,
@@ -78,16 +80,16 @@ def test_policer_cuts_a_burst_above_its_bucket(bench: Bench, record: dict) -> No
 def test_policer_holds_its_rate(bench: Bench, record: dict) -> None:
     """1.5x the policed rate for 4 s: what passes is the rate (after the bucket's start)."""
     size = 1000
-    pps = 1.5 * POLICER["rate_mbps"] * 1e6 / ((size + FRAME_OVERHEAD_BYTES) * 8)
+    pps = 1.5 * POLICER_RATE_MBPS * 1e6 / ((size + FRAME_OVERHEAD_BYTES) * 8)
     with bench.link("tc", up(policer=POLICER), tag="police-rate"):
         _, before = police_stats(bench)
         p = bench.probe(pps, int(pps * 4), size, tag="police-rate")
         _, stats = police_stats(bench)
     t0, t1 = p.recv_ns.min() + 500_000_000, p.recv_ns.max() - 200_000_000
     got = wire_mbps(p, t0, t1)
-    record["tc_policer_rate"] = {"configured_mbps": POLICER["rate_mbps"], "measured_mbps": got,
+    record["tc_policer_rate"] = {"configured_mbps": POLICER_RATE_MBPS, "measured_mbps": got,
                                  "police": stats}  # fmt: skip
-    assert 0.85 * POLICER["rate_mbps"] <= got <= 1.05 * POLICER["rate_mbps"], record
+    assert 0.85 * POLICER_RATE_MBPS <= got <= 1.05 * POLICER_RATE_MBPS, record
     others = stats["sent_pkts"] - before["sent_pkts"] - p.sent  # frames not the probe's
     dropped = stats["dropped"] - before["dropped"]
     assert 0 <= others <= 20, record

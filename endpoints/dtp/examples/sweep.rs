@@ -1,4 +1,4 @@
-//! The paper's static bandwidth sweep (seeds/001 Fig. 3) on the `sim` model path, in
+//! The paper's static bandwidth sweep ([DTP Fig. 3]) on the `sim` model path, in
 //! virtual time: the deadline-meeting ratio of every scheme at 1-10 MB/s (all blocks, and
 //! priority 1). What a real run should approach when the bottleneck is the only limit.
 //!

@@ -1,4 +1,4 @@
-//! Which block gets the next bytes, and which blocks are dropped (seeds/001 §III-B).
+//! Which block gets the next bytes, and which blocks are dropped ([DTP §III-B]).
 //!
 //! The sender keeps every block the application pushed in this queue until it is fully
 //! handed to the transport or dropped. [`Scheduler::pick`] names the block to send next

@@ -1,4 +1,4 @@
-//! `dtp`: deadline-aware block delivery over QUIC (seeds/001). The command line and the logs
+//! `dtp`: deadline-aware block delivery over QUIC ([DTP]). The command line and the logs
 //! are the harness's contract, see endpoints/README.md.
 
 use std::time::Duration;

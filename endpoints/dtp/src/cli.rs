@@ -35,7 +35,7 @@ impl RoleArg {
     }
 }
 
-/// The scheduling schemes of seeds/001 §VI.
+/// The scheduling schemes of [DTP §VI].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SchemeArg {
     /// Vanilla QUIC as the paper ran it (quiche 0.2.0's default): the blocks take turns,
@@ -53,14 +53,14 @@ pub enum SchemeArg {
 pub enum Redundancy {
     /// No parity.
     Off,
-    /// Adaptive (seeds/001 §III-C): groups for data with less than 2 RTT to its deadline.
+    /// Adaptive ([DTP §III-C]): groups for data with less than 2 RTT to its deadline.
     On,
     /// Every block's data in groups whatever its time left: a static-FEC baseline, and how
     /// the loopback test gets groups on a path whose RTT it cannot set.
     Always,
 }
 
-/// Deadline-aware block delivery over QUIC (seeds/001): the sender releases rounds of blocks
+/// Deadline-aware block delivery over QUIC ([DTP]): the sender releases rounds of blocks
 /// (one unidirectional stream each) and the scheme decides which block gets the next bytes
 /// and which are dropped (RESET_STREAM); the receiver logs when each block completed.
 #[derive(Debug, Clone, Parser)]
@@ -76,7 +76,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.5)]
     pub alpha: f64,
     /// ADS: penalty of a block predicted to miss (Eq. 2); default: the least important
-    /// priority value (seeds/001 §VI: "β as the lowest priority value").
+    /// priority value ([DTP §VI]: "β as the lowest priority value").
     #[arg(long)]
     pub beta: Option<f64>,
     /// A round of blocks every this many ms.

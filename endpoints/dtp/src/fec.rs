@@ -1,4 +1,4 @@
-//! Deadline-aware adaptive redundancy (seeds/001 §III-C), the decisions and the code.
+//! Deadline-aware adaptive redundancy ([DTP §III-C]), the decisions and the code.
 //!
 //! - Redundancy starts when the data left has less than two RTTs to its deadline (one RTT to
 //!   detect a loss, one to retransmit): [`needs_redundancy`].

@@ -1,5 +1,5 @@
 //! The `dtp` endpoint ([`run_argv`]: the whole program; the binary runs it in the real
-//! world, the sim site in virtual time) and its pure core (seeds/001, DTP; no I/O, no clock: times are µs
+//! world, the sim site in virtual time) and its pure core ([DTP], DTP; no I/O, no clock: times are µs
 //! given by the caller): the ADS scheduler and its baselines ([`ads`]), the application's
 //! block pattern ([`pattern`]), the block header on a stream ([`wire`]), the sender's
 //! bandwidth estimate ([`bw`]), adaptive redundancy ([`fec`]: when, how much, Reed-Solomon) the receiver's reassembly with recovery ([`assembly`]) and the scheduler over a model path in virtual time ([`sim`]).

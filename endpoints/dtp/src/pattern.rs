@@ -1,4 +1,4 @@
-//! The application's blocks (seeds/001 §VI-A): every `interval_us` a round of blocks, one per
+//! The application's blocks ([DTP §VI-A]): every `interval_us` a round of blocks, one per
 //! entry of `sizes_bytes`, priority 1 for the first, 2 for the second, …, all with the same
 //! relative deadline, pushed in priority order ("the app sorts the sending order of blocks
 //! based on their priorities"). Blocks are numbered 0, 1, … in push order.

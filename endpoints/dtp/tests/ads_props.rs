@@ -140,7 +140,7 @@ proptest! {
 }
 
 fn paper_pattern() -> Pattern {
-    // seeds/001 §VI-A: 3 blocks of 200 KB every 100 ms, deadline 200 ms.
+    // [DTP §VI-A]: 3 blocks of 200 KB every 100 ms, deadline 200 ms.
     Pattern {
         interval_us: 100_000,
         sizes_bytes: vec![200_000; 3],

@@ -1,4 +1,4 @@
-//! `moq`: a Media-over-QUIC style live-video publisher and subscriber (seeds/004). The command
+//! `moq`: a Media-over-QUIC style live-video publisher and subscriber ([MoQ]). The command
 //! line and the logs are the harness's contract, see endpoints/README.md.
 
 use std::time::Duration;

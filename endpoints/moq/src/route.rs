@@ -1,9 +1,9 @@
 //! Which unidirectional stream each frame goes on, with which quinn priority (higher is sent
 //! first; round robin among equals), and when a stream is finished or abandoned.
 //!
-//! - **FEFS** (seeds/004 "implicit prioritization", First Encode First Send): one stream,
+//! - **FEFS** ([MoQ] "implicit prioritization", First Encode First Send): one stream,
 //!   frames in decode order.
-//! - **FT** (seeds/004 "prioritization by frame type"): one stream per picture type, strict
+//! - **FT** ([MoQ] "prioritization by frame type"): one stream per picture type, strict
 //!   priority I (2) > P (1) > B (0); each stream carries its type's frames in decode order.
 //! - **Group** (beyond the paper; the newest-group-first delivery of current MoQ relays): one
 //!   stream per group (GoP), priority = the group's sequence number, so a newer group always

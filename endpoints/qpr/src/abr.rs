@@ -1,4 +1,4 @@
-//! The throughput-based ABR with the priority ranking (seeds/002 §III-C, Fig. 8): the first
+//! The throughput-based ABR with the priority ranking ([QPR §III-C, Fig. 8]): the first
 //! segment is requested at the lowest quality for every object; afterwards the budget is the
 //! throughput observed for the previous segment (× `safety`), every object starts at its
 //! lowest quality, and the objects are raised in priority order, each to the highest quality

@@ -1,4 +1,4 @@
-//! `qpr`: the segment server and the headless player of seeds/002 over quinn. The command
+//! `qpr`: the segment server and the headless player of [QPR] over quinn. The command
 //! line and the logs are the harness's contract, see endpoints/README.md.
 
 use std::sync::atomic::Ordering;

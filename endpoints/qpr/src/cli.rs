@@ -69,7 +69,7 @@ impl PathArg {
 }
 
 /// Volumetric-media segments over partially reliable QUIC: the server holds the scene's
-/// segments (seeds/002 Table 2); the player requests them segment by segment with a
+/// segments ([QPR Table 2]); the player requests them segment by segment with a
 /// throughput ABR, the top-priority objects on reliable streams and the rest as datagrams.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "qpr", version)]
@@ -113,13 +113,13 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = PathArg::Shared)]
     pub unreliable_path: PathArg,
     /// Both: repair symbols per 100 source datagrams of an unreliable object (QPR(F),
-    /// seeds/002 §IV-E; qpr::fec); 0 = no FEC (the two sides must agree).
+    /// [QPR §IV-E]; qpr::fec); 0 = no FEC (the two sides must agree).
     #[arg(long, default_value_t = 0)]
     pub fec_repair_pct: u32,
     /// Both: source datagrams per FEC block (a block and its repair symbols ≤ 256).
     #[arg(long, default_value_t = 32)]
     pub fec_block: usize,
-    /// A peer silent this long ends the run with exit 3 (seeds/002: "the default timeout of
+    /// A peer silent this long ends the run with exit 3 ([QPR]: "the default timeout of
     /// 10 seconds").
     #[arg(long, default_value_t = 10.0)]
     pub idle_timeout_s: f64,
@@ -128,7 +128,7 @@ pub struct Args {
 /// Flow-control windows: far larger than one segment (≤ 6.7 MB at full scale), so only the
 /// path and the congestion controller pace the transfer.
 pub const WINDOW_BYTES: u32 = 256 << 20;
-/// seeds/002 §IV-B: receive buffers of 25 MB "to ensure that no data is lost because of the
+/// [QPR §IV-B]: receive buffers of 25 MB "to ensure that no data is lost because of the
 /// unavailability of the buffer" (here quinn's datagram receive queue).
 pub const DATAGRAM_RECEIVE_BYTES: usize = 25_000_000;
 /// quinn's datagram send queue: the server waits for it to drain before the end-of-data, so

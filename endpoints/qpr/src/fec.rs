@@ -1,4 +1,4 @@
-//! Forward error correction for the unreliable objects (seeds/002 §IV-E, QPR(F), Fig. 17):
+//! Forward error correction for the unreliable objects ([QPR §IV-E], QPR(F), Fig. 17):
 //! the datagrams of an object are cut into blocks of at most `block` source symbols; each
 //! block of `k` gets `⌈k × repair_pct / 100⌉` repair symbols of a Reed-Solomon code over
 //! GF(2^8) (the `reed-solomon-erasure` crate), so any `k` of a block's `k + r` symbols give

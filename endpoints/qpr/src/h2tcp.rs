@@ -1,4 +1,4 @@
-//! The HTTP/2-over-TCP baseline (seeds/002 §IV-B: "we also added HTTP/2 support for both the
+//! The HTTP/2-over-TCP baseline ([QPR §IV-B]: "we also added HTTP/2 support for both the
 //! player and the server"): every object is a GET on one HTTP/2 connection over one TCP
 //! connection, so a lost segment holds back every object behind it (HOL blocking).
 //! assumption: cleartext HTTP/2 with prior knowledge (h2c); TLS adds no packets that matter

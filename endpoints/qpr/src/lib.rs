@@ -1,5 +1,5 @@
 //! The `qpr` endpoint ([`run_argv`]: the whole program; the binary runs it in the real
-//! world, the sim site in virtual time, QUIC only) and its pure core (seeds/002; no I/O, no
+//! world, the sim site in virtual time, QUIC only) and its pure core ([QPR]; no I/O, no
 //! clock): the scene and its
 //! segment sizes ([`scene`]), the viewport priority model ([`viewport`]), the throughput ABR
 //! with the priority ranking ([`abr`]), the reliable/unreliable split per Q level
@@ -23,7 +23,7 @@ pub mod unreliable;
 pub mod viewport;
 pub mod wire;
 
-/// Number of point-cloud objects in the scene (seeds/002 Table 2).
+/// Number of point-cloud objects in the scene ([QPR Table 2]).
 pub const OBJECTS: usize = 4;
-/// Quality levels per object (seeds/002 Table 2).
+/// Quality levels per object ([QPR Table 2]).
 pub const QUALITIES: usize = 5;

@@ -1,4 +1,4 @@
-//! The headless player (seeds/002 Fig. 8): segment by segment, while the buffer has room:
+//! The headless player ([QPR Fig. 8]): segment by segment, while the buffer has room:
 //! rank the objects by the viewport at the segment's media time, pick qualities with the
 //! ABR from the previous segment's throughput, request the top objects reliably (one
 //! stream each) and the rest unreliably (control stream + datagrams), and when every object

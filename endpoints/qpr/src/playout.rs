@@ -1,4 +1,4 @@
-//! The player buffer with freeze detection (seeds/002 §IV-B): the buffer holds
+//! The player buffer with freeze detection ([QPR §IV-B]): the buffer holds
 //! `capacity` downloaded segments that are not playing yet (the paper: 1 s = one segment);
 //! the next segment is requested as soon as there is room; playback of segment k starts
 //! when it has arrived and segment k-1 has played out. Should the buffer be empty when a

@@ -1,4 +1,4 @@
-//! The scene: four point-cloud objects, five qualities each, 1 s segments (seeds/002 §IV-A,
+//! The scene: four point-cloud objects, five qualities each, 1 s segments ([QPR §IV-A],
 //! Table 2), and the size of every (object, quality, segment).
 //!
 //! Sizes: Table 2 gives each bitrate as "mean ± x" Mbit/s. assumption: x is the standard
@@ -23,7 +23,7 @@ pub const BITRATE_SD_MBPS: [[f64; 5]; 4] = [
     [0.03, 0.05, 0.11, 0.21, 0.37],
 ];
 
-/// seeds/002 §IV-A: "temporally split into one-second-long segments".
+/// [QPR §IV-A]: "temporally split into one-second-long segments".
 pub const SEGMENT_S: f64 = 1.0;
 
 /// The content as the player and the server see it.

@@ -1,4 +1,4 @@
-//! The segment server (seeds/002 Fig. 9): the first bidirectional stream the player opens is
+//! The segment server ([QPR Fig. 9]): the first bidirectional stream the player opens is
 //! the control stream (unreliable requests in, end-of-data out), every other one carries one
 //! reliable request and its response. The datagrams go on `dgram`: the same connection, or
 //! the second one of a second-connection unreliable path (qpr::unreliable).
@@ -172,7 +172,7 @@ async fn control(
         }
         let index = datagrams.len() as u32;
         // The end-of-data goes out once every datagram has left quinn's queue, so it
-        // follows them on the path (seeds/002 §III-C: the end on the reliable control stream).
+        // follows them on the path ([QPR §III-C]: the end on the reliable control stream).
         // With a second connection too: both connections share the server's one UDP socket
         // and the one link queue, and the datagrams are in packets handed to that socket
         // before the end-of-data is written on the first connection.

@@ -1,4 +1,4 @@
-//! The reliable/unreliable split per Q level (seeds/002 §IV-D): Q is the unreliable share
+//! The reliable/unreliable split per Q level ([QPR §IV-D]): Q is the unreliable share
 //! of the four objects; the lowest-priority ones go unreliable. Q0 = all reliable (the
 //! paper's "reliable QUIC", QR), Q50 = QPR (top two reliable, "by default"), Q75, Q100 =
 //! all unreliable.

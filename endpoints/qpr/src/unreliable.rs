@@ -1,5 +1,5 @@
 //! Where the unreliable objects travel and which congestion response their datagrams get
-//! (seeds/002 §III-C: unreliable data is sent "at the rate defined by the congestion window
+//! ([QPR §III-C]: unreliable data is sent "at the rate defined by the congestion window
 //! (which is fixed)", not retransmitted; a lost datagram does not cut that window).
 //!
 //! quinn congestion-controls datagrams with the connection's one controller, which cuts its

@@ -1,6 +1,6 @@
 //! The viewport priority model: a geometric stand-in for the paper's user trace.
 //!
-//! seeds/002 §IV-A (after its ref. [29]): "the four point cloud objects are placed in a
+//! [QPR §IV-A] (after its ref. [29]): "the four point cloud objects are placed in a
 //! circle, looking outwards and the user moves around these objects, always focusing on the
 //! center of the circle"; §IV-B: priority = visible area of the object, distance as the
 //! tie-breaker; the viewport is known in advance (clairvoyant). The paper gives no
@@ -148,7 +148,7 @@ impl Geometry {
     }
 
     /// Objects from the highest priority to the lowest at media time `t_s`: larger visible
-    /// area first, then nearer (seeds/002 §IV-B), then lower index.
+    /// area first, then nearer ([QPR §IV-B]), then lower index.
     pub fn ranking(&self, t_s: f64) -> [usize; OBJECTS] {
         rank(&self.views(t_s))
     }

@@ -1,6 +1,6 @@
 //! Messages on the wire (fixed-size, big-endian).
 //!
-//! - Control stream (the first bidirectional stream the player opens; seeds/002 §III-C):
+//! - Control stream (the first bidirectional stream the player opens; [QPR §III-C]):
 //!   the player sends [`HELLO`], then one [`Request`] per unreliable object; the server
 //!   answers each with an [`EndOfData`] once the object's last datagram is handed to QUIC.
 //!   assumption: the paper carries unreliable requests in datagrams; here they go on the

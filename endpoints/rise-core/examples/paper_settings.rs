@@ -1,4 +1,4 @@
-//! Figures from the simulated path in the paper's three settings (SPEC-rise.md, section 4.1),
+//! Figures from the simulated path in the paper's three settings ([RISE setup], section 4.1),
 //! w/ and w/o prioritisation, from the Guest's perspective. Not a test: prints a table and,
 //! with `--json FILE`, writes the rows as JSON.
 //!

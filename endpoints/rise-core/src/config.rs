@@ -82,7 +82,7 @@ pub enum TrackingSource {
     Trace(Vec<TrackingRow>),
 }
 
-/// All parameters of one endpoint. Defaults follow SPEC-rise.md (FB/4K/Low, deadline 1 s,
+/// All parameters of one endpoint. Defaults follow [RISE setup] (FB/4K/Low, deadline 1 s,
 /// B = quinn's default 1 MiB, at most 3 retransmissions).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -108,7 +108,7 @@ pub struct Config {
     /// Overflow policy of the single FIFO when `prio` is false (ignored when it is true).
     pub fifo_drop: FifoDrop,
     /// Encode + render + decode time, modelled at the streamer: a frame rendered at its tick
-    /// enters the channels this much later (SPEC-rise.md: default 0). Microseconds.
+    /// enters the channels this much later ([RISE setup]: default 0). Microseconds.
     pub processing_delay_us: u64,
     /// Frame deadline: if the oldest unacked video datagram was first sent longer ago than
     /// this, all pending video is dropped and the next frame is a key frame. Microseconds.

@@ -1,5 +1,5 @@
 //! The RISE streaming protocol (Lin et al., MMAsia 2025; ringmaster semantics, see
-//! `shared/SPEC-rise.md`) as a pure state machine: no I/O, no clock, no threads. Time comes in
+//! `shared/[RISE setup]`) as a pure state machine: no I/O, no clock, no threads. Time comes in
 //! as µs, randomness from one seed. The `rise` binary drives it over quinn.
 //!
 //! Modules: [`config`] (parameters), [`wire`] (datagram formats, total decoders), [`frames`]

@@ -1,5 +1,5 @@
 //! Video sender bookkeeping: unacked datagrams, the RTT estimate, retransmission decisions and
-//! the frame deadline (ringmaster semantics, see SPEC-rise.md).
+//! the frame deadline (ringmaster semantics, see [RISE setup]).
 //!
 //! Every video datagram is registered when it is *enqueued* (not only when sent), so that a
 //! datagram dropped or evicted by the priority channels is recovered like one lost on the path:

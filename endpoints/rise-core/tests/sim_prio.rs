@@ -78,7 +78,7 @@ fn with_a_full_buffer_prio_sacrifices_acks_never_tracking() {
 fn head_drop_fifo_evicts_the_oldest_of_every_kind() {
     // the same overload with vanilla quinn's buffer (head drop, the default w/o Pri): the
     // FIFO gives up its oldest datagrams, whatever their kind, so tracking and ACKs that reach
-    // the head of a full FIFO are lost (SPEC-rise.md), and nothing is dropped at ingress
+    // the head of a full FIFO are lost ([RISE setup]), and nothing is dropped at ingress
     let b = 30_000;
     let (_, head) = constrained_fifo(false, FifoDrop::Head, b, 5_000_000);
     let st: Vec<_> = head

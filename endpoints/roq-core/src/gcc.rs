@@ -1,5 +1,5 @@
 //! Google Congestion Control (draft-ietf-rmcat-gcc-02, as libwebrtc implements its delay
-//! part), beyond seeds/003: a delay-based controller (packet groups, a trendline of the
+//! part), beyond [RoQ]: a delay-based controller (packet groups, a trendline of the
 //! one-way delay variation, an over-use detector with an adaptive threshold, an
 //! increase/hold/decrease rate controller) and a loss-based one; the target is the smaller.
 //! Pure: driven by the same feedback as SCReAM (sequence number, send time, size, arrival

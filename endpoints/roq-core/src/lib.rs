@@ -1,4 +1,4 @@
-//! RTP over QUIC (seeds/003): the pure cores, driven by time given as microseconds since an
+//! RTP over QUIC ([RoQ]): the pure cores, driven by time given as microseconds since an
 //! arbitrary origin (`now_us`), with no I/O and no clock, testable in virtual time.
 //!
 //! - [`rtp`]: the RTP fixed header (RFC 3550 §5.1), RTCP/RTP demultiplexing (RFC 5761 §4);

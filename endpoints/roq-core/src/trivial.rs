@@ -1,4 +1,4 @@
-//! The paper's trivial rate controller (seeds/003 §3.3): five levels, 256, 512, 768, 1024
+//! The paper's trivial rate controller ([RoQ §3.3]): five levels, 256, 512, 768, 1024
 //! and 1280 kbit/s; the growth of the RTP queue (packets waiting to be handed to the
 //! transport) decides: it grew → one level down, it shrank or stayed empty → one level up,
 //! otherwise stay. The paper gives neither the interval nor the start level: assumption,

@@ -1,4 +1,4 @@
-//! `roq`: RTP over QUIC (seeds/003). The command line and the logs are the harness's
+//! `roq`: RTP over QUIC ([RoQ]). The command line and the logs are the harness's
 //! contract, see endpoints/README.md ("roq").
 
 use std::collections::VecDeque;

@@ -77,7 +77,7 @@ impl From<LossRecovery> for roq_core::pli::Recovery {
 #[command(
     name = "roq",
     version,
-    about = "RTP over QUIC (seeds/003): live H.264 with SCReAM or the trivial controller"
+    about = "RTP over QUIC ([RoQ]): live H.264 with SCReAM or the trivial controller"
 )]
 pub struct Args {
     #[arg(long, value_enum)]

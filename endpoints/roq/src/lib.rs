@@ -1,4 +1,4 @@
-//! `roq`: RTP over QUIC (seeds/003). The command line and the logs are the harness's
+//! `roq`: RTP over QUIC ([RoQ]). The command line and the logs are the harness's
 //! contract, see endpoints/README.md ("roq"). [`run_argv`] is the whole program; the binary
 //! runs it, and so does the sim site in virtual time (endpoints/README.md, "roq and virtual
 //! time"). [`media`] (the encoder and decoder) is public for `roq-encode`, the offline encoder

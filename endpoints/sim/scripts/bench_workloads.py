@@ -11,9 +11,9 @@ are printed beside them).
         [--only NAME,...] [--repeat N] [--json FILE] [--keep DIR] [--compare BIN ...]
 
 The workloads (names for --only): quick RISE, both schemes, at the window-limited point
-FB-4K-Low-L0.05 and the ideal FB-4K-Low (30 s); DTP at 6 MB/s (seeds/001's rate, the
+FB-4K-Low-L0.05 and the ideal FB-4K-Low (30 s); DTP at 6 MB/s ([DTP]'s rate, the
 pattern's nominal need, 10 s); QPR on the driving trace at 5 % GE loss, QPR-50 (20 s); MoQ
-FT at 3 Mbit/s (seeds/004's fastest link, 120 s); RoQ, SCReAM over QUIC at 50 ms (120 s,
+FT at 3 Mbit/s ([MoQ]'s fastest link, 120 s); RoQ, SCReAM over QUIC at 50 ms (120 s,
 360p: x264 and avdec_h264 do their real work, which bounds its speed-up; endpoints/README.md,
 "roq and virtual time"). With --repeat N each runs N times and the
 median of each figure is printed (wall time on a shared machine is noisy; CPU less so).
@@ -42,7 +42,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from priolab.engine import rundir
+from ground import rundir
 
 REPO = Path(__file__).resolve().parents[3]
 

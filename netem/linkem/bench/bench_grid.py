@@ -41,7 +41,8 @@ from bench_netns import REPO, nsx, run, veth
 
 RATES_MBPS = [1, 10, 30, 70, 200, 1000]
 PATTERNS = {"steady": 0.0, "fps30": 30.0, "fps60": 60.0}
-QUICK = {"rates": [1, 30, 200], "patterns": ["steady", "fps30"]}
+QUICK_RATES_MBPS = [1, 30, 200]
+QUICK_PATTERNS = ["steady", "fps30"]
 PAYLOAD_BYTES = 1400
 WIRE_BYTES = PAYLOAD_BYTES + 42
 DELAY_US = 5_000
@@ -213,8 +214,8 @@ def main() -> None:
     if a.cells:
         cells = parse_cells(a.cells)
     else:
-        rates = QUICK["rates"] if a.quick else RATES_MBPS
-        patterns = QUICK["patterns"] if a.quick else list(PATTERNS)
+        rates = QUICK_RATES_MBPS if a.quick else RATES_MBPS
+        patterns = QUICK_PATTERNS if a.quick else list(PATTERNS)
         cells = [(r, p, d) for r in rates for p in patterns for d in (1, 2)]
     rows = []
     hdr = (

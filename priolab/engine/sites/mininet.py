@@ -31,6 +31,7 @@ from typing import Any
 from ground import rundir
 from ground.reasons import Reason, aborted, first_abort, site_error
 from netem import replay
+from netem.model import BackendName
 from priolab import clean as cleaning
 from priolab.engine.finish import finish
 from priolab.engine.plan import TERM_WAIT_S, Command, LinkPlan, RunPlan, Site, SiteNode, plan
@@ -221,7 +222,10 @@ def execute(
 
 
 def run_one(
-    spec: RunSpec, out_dir: Path, backend_name: str | None = None, promote: bool = True
+    spec: RunSpec,
+    out_dir: Path,
+    backend_name: BackendName | None = None,
+    promote: bool = True,
 ) -> dict[str, Any]:
     """Run one matrix point into `out_dir`; return its metadata. `promote` False: leave the
     judged run in `<out_dir>.partial` (engine/finish.py `rejudge`)."""

@@ -173,8 +173,8 @@ def _otdr_table(data: dict, settings: list[str], schemes: list[str], scenario_di
                 cells = [st, sc, str(b)]
                 for name in ("all", *TYPES):
                     key = f"otdr_{b}ms" if name == "all" else f"otdr_{name}_{b}ms"
-                    text, mean, lo, hi, n = _cell([m[key] for m in ms])
-                    cells.append(text)
+                    cell, mean, lo, hi, n = _cell([m[key] for m in ms])
+                    cells.append(cell)
                     rows.append(
                         {"setting": st, "scheme": sc, "budget_ms": b, "frames": name,
                          "otdr": mean, "ci_low": lo, "ci_high": hi, "n_runs": n}

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.probe import FRAME_OVERHEAD_BYTES, PAYLOAD_BYTES, PROBE_FILE
 
 

@@ -34,15 +34,14 @@ from typing import Any
 
 import numpy as np
 
-from ground import machine_lock
+from ground import machine_lock, rundir
+from ground.reasons import Code, Reason, first_abort, from_metadata
 from netem.model import Link
 from netem.probe import choose_backend, probe_kernel
 from netem.rateprobe import limited_by
 from netem.resolve import expected_burst_len, expected_loss_rate, resolve_loss
 from priolab import provenance
-from priolab.engine import rundir
 from priolab.engine.finish import finish
-from priolab.engine.reasons import Code, Reason, first_abort, from_metadata
 from priolab.engine.sites.mininet import RunAborted, execute, on_signal, session
 from priolab.scenario import RunSpec, Topology
 from priolab.workloads.probe import FRAME_OVERHEAD_BYTES, PAYLOAD_BYTES, ProbeParams
@@ -74,7 +73,7 @@ DELAY_LINK_MBPS = 100.0
 GE_LOSS_PCT, GE_BURST_PKTS = 2.0, 3.0
 LOSS_PACKETS = 200_000
 LOSS_PPS = 10_000
-TRACE_STEPS_MBPS = [10, 30, 20, 40, 5, 25, 35, 15, 40, 20]
+TRACE_STEPS_MBPS: list[float] = [10, 30, 20, 40, 5, 25, 35, 15, 40, 20]
 QUEUE_RATE_MBPS, QUEUE_LIMIT_BYTES, QUEUE_DELAY_MS = 10.0, 62_500, 5.0
 UNLIMITED = {d: {"unlimited": True, "queue": {"limit_packets": 10_000}}
              for d in ("uplink", "downlink")}  # fmt: skip

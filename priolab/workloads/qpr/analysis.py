@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.qpr.workload import QprParams
 from priolab.workloads.what_ran import what_ran
 

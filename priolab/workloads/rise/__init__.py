@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.base import QuicPair, RunContext
 from traces.tracking_layouts import TrackingSource
 

@@ -290,15 +290,15 @@ def fig_bitrate(runs: pd.DataFrame, out: Path) -> list[str]:
                         pts.append((float(br), v, lo, hi, n))
                 if not pts:
                     continue
-                x, v, lo, hi, n = (np.array(c) for c in zip(*pts, strict=True))
+                x, va, loa, hia, na = (np.array(c) for c in zip(*pts, strict=True))
                 ax.errorbar(
                     x,
-                    v,
-                    yerr=[v - lo, hi - v],
+                    va,
+                    yerr=[va - loa, hia - va],
                     marker="o",
                     capsize=3,
                     color=pal[s],
-                    label=f"{label(s)}, n={_span(n)} runs/point",
+                    label=f"{label(s)}, n={_span(na)} runs/point",
                 )
             ax.set_xlabel("video bitrate (Mbit/s)")
             ax.set_ylabel(METRIC_LABELS[m])

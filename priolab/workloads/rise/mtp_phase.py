@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.metrics import per_run_main
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.rise.logs import read_log_csv
 
 NAN = float("nan")

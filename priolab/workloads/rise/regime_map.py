@@ -27,7 +27,7 @@ from typing import Any
 
 import matplotlib
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.rise.rise_map import coordinates
 
 matplotlib.use("Agg")

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.stats import bootstrap_ci, bootstrap_ratio_ci
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.rise.mechanisms import (
     freeze_map_section,
     keyframe_section,
@@ -362,7 +362,8 @@ def load(dirs: list[Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(valid runs of every scenario with `scenario`, `cpu_pct` and `site` columns,
     exclusions). In a scenario with several speeds `setting` becomes `<setting>/<speed>`
     (runs.csv's `setting_label`), so no claim or table ever pools two speeds."""
-    runs, excl = [], []
+    runs: list[pd.DataFrame] = []
+    excl: list[pd.DataFrame] = []
     for d in dirs:
         multi_speed = False
         for name, out in (("runs.csv", runs), ("exclusions.csv", excl)):

@@ -28,7 +28,7 @@ from typing import Any
 
 import matplotlib
 
-from priolab.engine import rundir
+from ground import rundir
 
 matplotlib.use("Agg")
 import matplotlib.colors as mcolors  # noqa: E402
@@ -123,13 +123,14 @@ def real_points(scenario_dirs: list[Path]) -> pd.DataFrame:
             continue
         runs = runs[runs["scheme"].isin([BASELINE, REFERENCE])]
         for setting, g in runs.groupby("setting", sort=False):
-            coords = set()
+            coords: set[tuple[str, float, float] | None] = set()
             for p in g["path"]:
                 meta = json.loads((Path(p) / rundir.METADATA).read_text())
                 coords.add(coordinates(meta))
-            if len(coords) != 1 or None in coords:
+            coord = coords.pop() if len(coords) == 1 else None
+            if coord is None:
                 continue
-            (model, loss, q) = coords.pop()
+            (model, loss, q) = coord
             row: dict[str, Any] = {
                 "scenario": d.name,
                 "setting": setting,

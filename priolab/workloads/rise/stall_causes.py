@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.metrics import per_run_main
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.rise.logs import read_log_csv
 from priolab.workloads.rise.stalls import Window, stall_spans_us
 

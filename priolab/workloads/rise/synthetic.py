@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from priolab.engine import rundir
+from ground import rundir
 
 T0_US = 1_700_000_000_000_000  # an arbitrary epoch start, µs
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis.link import LINKEM_FILE, linkem_table
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.rise.logs import CSV_SCHEMAS, ENDPOINTS, read_log_csv
 
 TABLES_DIR = rundir.TABLES

@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.rise.logs import read_log_csv
 from priolab.workloads.rise.mtp_phase import frame_ticks
 

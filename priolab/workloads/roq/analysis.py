@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.logs import AnalysisError
-from priolab.engine import rundir
+from ground import rundir
 from priolab.workloads.logs import read_csv_log
 from priolab.workloads.roq.kernel import load_kernel, psnrs_db, score_pairs
 from priolab.workloads.roq.workload import RoqParams

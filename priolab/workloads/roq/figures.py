@@ -28,7 +28,7 @@ import pandas as pd
 from analysis.compare import for_scenario
 from analysis.figures import save
 from analysis.stats import bootstrap_ci, ci_text
-from priolab.engine import rundir
+from ground import rundir
 from priolab.paths import REPO_ROOT
 from priolab.workloads.logs import numeric_key
 from priolab.workloads.roq.analysis import FRAMES_TABLE, RATE_TABLE
@@ -171,8 +171,14 @@ def fig_ssim_time(runs: pd.DataFrame, out: Path, cmp_order: list[str], label: La
             t_s = parts[0]["capture_ms"].to_numpy(float)[:n] / 1e3
             w = max(1, int(len(s) / 240))  # smooth to ~240 points
             smooth = pd.Series(s).rolling(w, min_periods=1).mean().to_numpy()
-            style = {"lw": 0.8, "color": f"C{k % 10}", "ls": "-" if k < 10 else "--"}
-            ax.plot(t_s[::w], smooth[::w], label=label(sch), **style)
+            ax.plot(
+                t_s[::w],
+                smooth[::w],
+                label=label(sch),
+                lw=0.8,
+                color=f"C{k % 10}",
+                ls="-" if k < 10 else "--",
+            )
         ax.set_xlabel("time (s)")
         ax.set_ylabel("SSIM")
         ax.legend(fontsize=5, ncol=2)

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.paths import REPO_ROOT
 from priolab.workloads.base import ProcessSpec, RunContext, all_in_sim, no_quic
 from priolab.workloads.roq.source import SOURCES, source_path
