@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from priolab.engine import rundir
+from ground import rundir
 from priolab.paths import REPO_ROOT
 
 SKIP = (rundir.TABLES, rundir.METRICS)  # what the metrics step writes: left out of copies
