@@ -90,6 +90,10 @@ def test_bad_pairs_are_refused_naming_what_is_wrong() -> None:
         kernel.score_pairs(dec.astype(np.int32), src, np.array([0]), np.array([0]))
     with pytest.raises(ValueError, match="at least 8 x 8"):
         kernel.score_pairs(dec[:, :7, :7], src[:, :7, :7], np.array([0]), np.array([0]))
+    # one picture repeated by broadcasting (stride 0) or a reversed stack: copied, then scored
+    same = np.broadcast_to(src[:1] + 7, (3, 16, 16))
+    got = kernel.score_pairs(same, src[::-1], np.array([2, 0]), np.array([0, 1]))
+    assert got[1].tolist() == [49 * 256] * 2
     none = kernel.score_pairs(dec[:0], src, np.array([-1, -1]), np.array([0, 1]))
     assert none[0].tolist() == [ssim(src[0], src[0])] * 2 and none[1].tolist() == [0, 0]
 

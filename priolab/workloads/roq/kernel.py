@@ -70,12 +70,13 @@ def load_kernel() -> None:
 
 def _planes(name: str, a: np.ndarray) -> np.ndarray:
     """`a` as pictures the kernel can read: uint8, (count, height, width), each picture's rows
-    contiguous (a view when they are, else a copy)."""
+    contiguous and pictures apart (a view when they are, else a copy: a broadcast or reversed
+    stack is copied)."""
     if a.dtype != np.uint8 or a.ndim != 3:
         raise ValueError(f"{name}: pictures of shape (count, height, width) in uint8, "
                          f"not {a.dtype} {a.shape}")  # fmt: skip
     h, w = a.shape[1:]
-    if a.strides[1:] != (w, 1) or a.strides[0] < 0:
+    if a.strides[1:] != (w, 1) or a.strides[0] < h * w:
         a = np.ascontiguousarray(a)
     return a
 
