@@ -105,8 +105,9 @@ build:
 	cargo build --release --workspace --locked
 
 # Only the crates SCENARIO's workloads run (and linkem, which also builds the calibration's
-# probe), as `priolab testbed needs` names them: the quick reproduction builds rise and linkem,
-# not roq, so it needs no GStreamer.
+# probe) and those their analyses load (roq's scoring kernel), as `priolab testbed needs
+# --cargo` names them: the quick reproduction builds rise and linkem, not roq, so it needs no
+# GStreamer.
 build-quick: venv
 	cargo build --release --locked $$($(VENV)/bin/priolab testbed needs --cargo $(SCENARIO))
 

@@ -3,7 +3,9 @@
 `priolab testbed needs [SCENARIO ...]` says what the endpoints role installs for those
 scenarios (every workload's, without one): the programs `Workload.binaries()` lists, built
 with cargo on the controller, and the Debian packages they need on the nodes
-(`Workload.node_packages`, e.g. roq's GStreamer runtime); linkem goes on the router.
+(`Workload.node_packages`, e.g. roq's GStreamer runtime); linkem goes on the router. With
+`--cargo` it prints the `cargo build` arguments of those programs and of the crates the
+scenarios' analyses load on this machine (`Workload.analysis_crates`, roq's scoring kernel).
 `priolab testbed plan` turns a scenario's matrix points into everything the nodes execute,
 computed here from the same models as a Mininet run — the workload's argv lists
 (`Workload.plan`), the tc argv lists (`netem.tc`) or the linkem config
@@ -232,14 +234,26 @@ def finish(partial: Path) -> dict[str, Any]:
                          extra={"inputs": run_plan.prepared_inputs or {}})  # fmt: skip
 
 
+def _kinds(scenarios: list[Path]) -> set[str]:
+    """The workloads these scenarios run (every testbed workload when none is given)."""
+    return ({s.workload_kind for p in scenarios for s in expand(load(p), p)} if scenarios
+            else set(WORKLOADS) - {"probe"})  # fmt: skip
+
+
+def analysis_crates(scenarios: list[Path]) -> list[str]:
+    """The cargo packages these scenarios' analyses load on the machine that runs the workflow
+    (`Workload.analysis_crates`, e.g. roq's scoring kernel): built there, never on the nodes."""
+    kinds = _kinds(scenarios)
+    return sorted({c for k in kinds for c in getattr(WORKLOADS[k], "analysis_crates", ())})
+
+
 def needs(scenarios: list[Path]) -> dict[str, list[str]]:
     """What the nodes need for these scenarios' workloads (every testbed workload's when
     none is given): `endpoints`, the programs guest and host run (cargo packages of the
     same name); `router`, the router's; `packages`, the Debian packages of the endpoints."""
     from priolab.workloads import WORKLOADS
 
-    kinds = ({s.workload_kind for p in scenarios for s in expand(load(p), p)} if scenarios
-             else set(WORKLOADS) - {"probe"})  # fmt: skip
+    kinds = _kinds(scenarios)
     programs = {n for k in kinds for n in WORKLOADS[k].binaries()} - PROVIDED
     packages = {p for k in kinds for p in getattr(WORKLOADS[k], "node_packages", ())}
     return {"endpoints": sorted(programs), "router": list(ROUTER_PROGRAMS),
@@ -255,9 +269,16 @@ def cargo_packages(n: dict[str, list[str]]) -> list[str]:
     return [f"--package={p}" for p in sorted(set(n["endpoints"] + n["router"]))]
 
 
+def build_packages(scenarios: list[Path]) -> list[str]:
+    """`cargo build` arguments for everything these scenarios need on a real-time site: what
+    the nodes run (`needs`) and what their analyses load here (`analysis_crates`)."""
+    crates = {a.removeprefix("--package=") for a in cargo_packages(needs(scenarios))}
+    return [f"--package={p}" for p in sorted(crates | set(analysis_crates(scenarios)))]
+
+
 def _needs_cmd(args: argparse.Namespace) -> int:
-    n = needs([Path(p) for p in args.scenario])
-    print(" ".join(cargo_packages(n)) if args.cargo else json.dumps(n))
+    scenarios = [Path(p) for p in args.scenario]
+    print(" ".join(build_packages(scenarios)) if args.cargo else json.dumps(needs(scenarios)))
     return 0
 
 
@@ -303,7 +324,8 @@ def register(sub: Any) -> None:
     n = tsub.add_parser("needs", help="programs and packages the nodes need (JSON)")
     n.add_argument("scenario", nargs="*", help="default: what every workload needs")
     n.add_argument("--cargo", action="store_true",
-                   help="print `cargo build` package arguments instead of JSON")  # fmt: skip
+                   help="print `cargo build` package arguments instead of JSON: the nodes' "
+                   "programs and what the analysis loads on this machine")  # fmt: skip
     n.set_defaults(func=_needs_cmd)
     f = tsub.add_parser("finish", help="assemble a fetched run into the run-directory layout")
     f.add_argument("partial_dir", help="the run's <run>.partial/ folder, as the nodes filled it")

@@ -16,16 +16,19 @@ def scenario_stamp(wildcards):
 
 
 def cargo_packages(wildcards):
-    """What a stamp's build compiles: on the sim site the one binary, priolab-sim, which
-    links every sim endpoint and linkem's core; on a real-time site the packages of the
-    stamp's workload's programs and linkem, the roots its digest is computed from (so the
-    quick RISE reproduction builds no roq, and needs no GStreamer)."""
-    if SITE == "sim":
-        return f"--package={SIM_PROCESS}"
+    """What a stamp's build compiles, the roots its digest is computed from: on the sim site
+    the one binary, priolab-sim, which links every sim endpoint and linkem's core; on a
+    real-time site the packages of the stamp's workload's programs and linkem (so the quick
+    RISE reproduction builds no roq, and needs no GStreamer); on both, the crates the
+    workload's analysis loads here (roq's scoring kernel, roq-score:
+    priolab/workloads/roq/kernel.py)."""
     name = Path(wildcards.stamp).name + ".done"
     kinds = [k for k in WORKLOADS if Path(stamp_of(k)).name == name]
     if not kinds:
         raise ValueError(f"build stamp {name}: no workload's sources give this digest")
+    analysis = list(getattr(WORKLOADS[kinds[0]], "analysis_crates", ()))
+    if SITE == "sim":
+        return " ".join(f"--package={p}" for p in [SIM_PROCESS, *analysis])
     roots, _ = rust_roots(Path(workflow.basedir), kinds[0], SITE)
     return " ".join(f"--package={p}" for p in roots)
 

@@ -313,3 +313,21 @@ def test_a_scenario_builds_only_the_crates_its_workloads_run(capsys) -> None:
     assert pt.cargo_packages(pt.needs([REPO / "scenarios" / "standin.yaml"])) == [
         "--package=linkem"
     ]
+
+
+def test_a_roq_scenario_also_builds_the_scoring_kernel_its_analysis_loads(capsys) -> None:
+    """roq's analysis scores with roq-score (priolab/workloads/roq/kernel.py) on the machine
+    that runs the workflow: `--cargo` (make build-quick, the build rule) builds it there, and
+    the nodes are never asked to install it."""
+    from priolab import cli
+
+    roq = REPO / "scenarios" / "roq-quick.yaml"
+    assert cli.main(["testbed", "needs", "--cargo", str(roq)]) == 0
+    assert capsys.readouterr().out.split() == [
+        "--package=linkem",
+        "--package=roq",
+        "--package=roq-score",
+    ]
+    assert pt.analysis_crates([roq]) == ["roq-score"]
+    assert "roq-score" not in pt.needs([roq])["endpoints"]
+    assert pt.analysis_crates([REPO / "scenarios" / "quick.yaml"]) == []

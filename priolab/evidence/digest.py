@@ -96,7 +96,9 @@ def python_digest(repo: Path, kind: str, site: str) -> str:
 
 def rust_roots(repo: Path, kind: str, site: str) -> tuple[list[str], tuple[str, ...]]:
     """(root crates, shallow roots) of a run's Rust: the packages that build the workload's
-    programs, linkem, and on the sim site simnet (deep) and priolab-sim (shallow)."""
+    programs, linkem, the crates its analysis loads to compute the run's metrics
+    (`analysis_crates`, e.g. roq's scoring kernel), and on the sim site simnet (deep) and
+    priolab-sim (shallow)."""
     from priolab.workloads import WORKLOADS
 
     if kind not in WORKLOADS:
@@ -104,6 +106,7 @@ def rust_roots(repo: Path, kind: str, site: str) -> tuple[list[str], tuple[str, 
     binaries: dict[str, Any] = getattr(WORKLOADS[kind], "binaries", dict)()
     roots = [p for b in sorted(binaries) if (p := crates.package_of_binary(repo, b))]
     roots.append(EMULATOR)
+    roots += getattr(WORKLOADS[kind], "analysis_crates", ())
     if site == "sim":
         return [*roots, *SIM_CRATES], (SIM_PROCESS,)
     return roots, ()

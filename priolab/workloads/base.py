@@ -96,6 +96,9 @@ class Workload(Protocol):
 
     # Optional: `node_packages`, the Debian packages a node needs to run the programs (a
     # testbed's endpoints role installs them; priolab/testbed.py `needs`).
+    # Optional: `analysis_crates`, the cargo packages the workload's analysis loads on the
+    # machine that runs the workflow (roq's scoring kernel); the build rule and `make
+    # build-quick` build them on every site (priolab/testbed.py `analysis_crates`).
     # Optional: `sim_problems(params) -> list[(key, why)]`, what the sim site (one
     # priolab-sim process, virtual time) cannot run of these parameters. A workload without it
     # cannot run on the sim site at all (engine/sim_spec.py says so, naming its programs).

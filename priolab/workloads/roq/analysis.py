@@ -63,7 +63,7 @@ import pandas as pd
 from analysis.logs import AnalysisError
 from ground import rundir
 from priolab.workloads.logs import read_csv_log
-from priolab.workloads.roq.quality import psnr_db, ssim
+from priolab.workloads.roq.kernel import load_kernel, psnrs_db, score_pairs
 from priolab.workloads.roq.workload import RoqParams
 from priolab.workloads.what_ran import what_ran
 
@@ -111,17 +111,18 @@ def score_frames(
     decoded_ts: np.ndarray,
     decoded_luma: np.ndarray,
 ) -> pd.DataFrame:
-    """SSIM and PSNR per sent frame against its source frame (see the module docstring)."""
+    """SSIM and PSNR per sent frame against its source frame (see the module docstring). Each
+    distinct (picture shown, source frame) pair is scored once (a freeze repeats one), all in
+    one call to the kernel (kernel.py: quality.py's SSIM and PSNR, bit for bit)."""
     shown = align(sent_ts, decoded_ts)
-    black = np.zeros(source_luma.shape[1:], dtype=np.uint8)
-    ssims, psnrs = np.empty(len(sent_ts)), np.empty(len(sent_ts))
-    cache: dict[tuple[int, int], tuple[float, float]] = {}
-    for k, (j, s) in enumerate(zip(shown, source_index, strict=True)):
-        key = (int(j), int(s))
-        if key not in cache:
-            pic = decoded_luma[j] if j >= 0 else black
-            cache[key] = (ssim(pic, source_luma[s]), psnr_db(pic, source_luma[s]))
-        ssims[k], psnrs[k] = cache[key]
+    if len(shown) != len(source_index):
+        raise ValueError(f"{len(sent_ts)} sent timestamps, {len(source_index)} source indices")
+    pairs, which = np.unique(
+        np.stack([shown, np.asarray(source_index, dtype=np.int64)]), axis=1, return_inverse=True
+    )
+    ssim_u, sse_u = score_pairs(decoded_luma, source_luma, pairs[0], pairs[1])
+    psnr_u = psnrs_db(sse_u, source_luma.shape[1] * source_luma.shape[2])
+    ssims, psnrs = ssim_u[which.ravel()], psnr_u[which.ravel()]
     shown_ts = (
         np.where(shown >= 0, decoded_ts[np.maximum(shown, 0)], -1)
         if len(decoded_ts)
@@ -376,6 +377,7 @@ class RoqAnalysis:
     log_dirs: tuple[str, ...] = ("guest", "host")
 
     def write_tables(self, run_dir: Path, tables_dir: Path) -> dict[str, object]:
+        load_kernel()  # a missing build stops the step before it writes anything
         try:
             run_analysis(run_dir, tables_dir.name)
         except RoqLogError as e:

@@ -10,6 +10,10 @@ products of 8-bit values is below 2²³), and SSIM is written in those sums, N =
 (2·Sx·Sy + C1·N²)(2·(N·Sxy − Sx·Sy) + C2·N²) ÷ ((Sx² + Sy² + C1·N²)(N·(Sxx + Syy) − Sx² −
 Sy² + C2·N²)), the windowed means and (co)variances multiplied through by N⁴. The int32
 terms stay below 2³⁰; the products are taken in float64.
+
+This numpy code is the definition. The analysis scores with the Rust kernel (kernel.py), which
+gives the same bits for a fraction of the CPU
+(docs/investigations/2026-12-08-roq-scoring-kernel.md).
 """
 
 from __future__ import annotations
@@ -49,5 +53,11 @@ def ssim(a: np.ndarray, b: np.ndarray) -> float:
 
 def psnr_db(a: np.ndarray, b: np.ndarray) -> float:
     d = a.astype(np.int32) - b.astype(np.int32)
-    mse = float(np.mean(d * d))
+    return psnr_of_mse(float(np.mean(d * d)))
+
+
+def psnr_of_mse(mse: float) -> float:
+    """PSNR of a mean squared error. The kernel's (kernel.py) is its integer Σ(x − y)² ÷ the
+    pixel count: the same float as np.mean's above, whose float sum of those integers (each
+    partial sum below 2⁵³) is exact in any order."""
     return PSNR_CAP_DB if mse == 0 else min(PSNR_CAP_DB, 10 * np.log10(255.0**2 / mse))

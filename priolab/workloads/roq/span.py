@@ -1,10 +1,10 @@
 """The SSIM span of a `roq` source: the clip encoded offline at fixed bitrates by the `roq`
 sender's own encoder and decoded by the receiver's decoder (`roq-encode`: x264enc tune
 zerolatency, the workload's preset and key interval; avdec_h264), no network, each decoded
-frame scored against its source frame with the analysis's SSIM (quality.py). It says whether
-the source can show the quality differences the paper reports (issue 24): its SSIM must run
-from at most the paper's lowest mean (at the lowest bitrate) to at least its highest (at the
-highest).
+frame scored against its source frame with the analysis's SSIM (quality.py; the kernel,
+kernel.py). It says whether the source can show the quality differences the paper reports
+(issue 24): its SSIM must run from at most the paper's lowest mean (at the lowest bitrate) to
+at least its highest (at the highest).
 
     .venv/bin/python -m priolab.workloads.roq.span --source photo-pans
     .venv/bin/python -m priolab.workloads.roq.span --source testsrc2-noise --kbps 100,2000
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from priolab.workloads.roq.quality import psnr_db, ssim
+from priolab.workloads.roq.kernel import psnrs_db, score_pairs
 from priolab.workloads.roq.source import SOURCES, ensure_source
 from priolab.workloads.roq.workload import RoqParams, roq_binary
 
@@ -72,12 +72,10 @@ def score(decoded_y: Path, source: Path, width: int, height: int) -> tuple[np.nd
     n = src.size // frame
     if dec.size != n * luma:
         raise ValueError(f"{decoded_y}: {dec.size} bytes, expected {n} frames of {luma}")
-    s, q = np.empty(n), np.empty(n)
-    for k in range(n):
-        a = src[k * frame : k * frame + luma].reshape(height, width)
-        b = dec[k * luma : (k + 1) * luma].reshape(height, width)
-        s[k], q[k] = ssim(a, b), psnr_db(a, b)
-    return s, q
+    planes = src[: n * frame].reshape(n, frame)[:, :luma].reshape(n, height, width)
+    k = np.arange(n)
+    s, sse = score_pairs(dec.reshape(n, height, width), planes, k, k)
+    return s, psnrs_db(sse, luma)
 
 
 def measure(p: RoqParams, kbps: int, source: Path, work: Path) -> Row:

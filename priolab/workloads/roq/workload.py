@@ -192,3 +192,5 @@ class Roq:
         return {"roq": roq_binary()}
 
     node_packages = NODE_PACKAGES
+    # the analysis scores with the Rust kernel (kernel.py), on the machine that runs the workflow
+    analysis_crates = ("roq-score",)
